@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * gpin-vmm: start-up order, in one place.
+ *
+ *   1. parse options                     (bad value: exit 2)
+ *   2. read and check kernel and initrd  (bad image: exit 2)
+ *   3. block signals; vCPU threads inherit the mask and take only the kick
+ *   4. create the VM: KVM, RAM, irqchip, devices, vCPUs (exit 1)
+ *   5. load kernel, initrd, cmdline, ACPI into RAM     (does not fit: exit 2)
+ *   6. terminal to raw mode, start the vCPU threads
+ *   7. serve console input and signals until the guest stops
+ *   8. join the vCPUs, restore the terminal, exit with the guest's status
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "arch/x86/boot.h"
+#include "config.h"
+#include "console.h"
+#include "options.h"
+#include "util.h"
+#include "vcpu.h"
+#include "vm.h"
+
+#define EXIT_USAGE	2
+#define EXIT_VMM_ERROR	1
+
+struct images {
+	uint8_t *kernel;
+	size_t kernel_size;
+	uint8_t *initrd;
+	size_t initrd_size;
+};
+
+static int __attribute__((format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "gpin-vmm: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
+static int read_images(const struct vm_options *opts, struct images *img)
+{
+	char err[256];
+	int ret;
+
+	ret = read_whole_file(opts->kernel, &img->kernel, &img->kernel_size);
+	if (ret)
+		return usage_error("--kernel '%s': %s", opts->kernel,
+				   strerror(-ret));
+	if (boot__check_bzimage(img->kernel, img->kernel_size, err,
+				sizeof(err)))
+		return usage_error("--kernel '%s': %s", opts->kernel, err);
+	if (!opts->initrd)
+		return 0;
+	ret = read_whole_file(opts->initrd, &img->initrd, &img->initrd_size);
+	if (ret)
+		return usage_error("--initrd '%s': %s", opts->initrd,
+				   strerror(-ret));
+	return 0;
+}
+
+static void kick_handler(int sig)
+{
+	/* Only there so the signal interrupts KVM_RUN. */
+}
+
+/* Returns a signalfd for the signals that end the VMM. */
+static int setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = kick_handler };
+	sigset_t set;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL))
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -1;
+	sigdelset(&set, VCPU_KICK_SIGNAL);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void handle_signal(struct vm *vm, int sfd)
+{
+	struct signalfd_siginfo si;
+
+	if (read(sfd, &si, sizeof(si)) == sizeof(si))
+		vm__request_stop(vm, VM_STOP_SIGNAL, si.ssi_signo);
+}
+
+/* Returns false once stdin is closed. */
+static bool handle_console_input(struct vm *vm, struct console *con)
+{
+	uint8_t in[256], out[256];
+	size_t room = serial__rx_room(vm->serial);
+	bool quit;
+	ssize_t n;
+
+	if (room > sizeof(in))
+		room = sizeof(in);
+	n = read(con->in_fd, in, room);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0)
+		return false;
+	n = console__filter_input(con, in, n, out, &quit);
+	serial__receive(vm->serial, out, n);
+	if (quit)
+		vm__request_stop(vm, VM_STOP_SIGNAL, SIGINT);
+	return true;
+}
+
+static void serve_until_stopped(struct vm *vm, struct console *con, int sfd)
+{
+	bool stdin_open = true;
+
+	while (!vm__stopping(vm)) {
+		/* Stop reading the terminal while the UART's buffer is full. */
+		bool want_input = stdin_open && serial__rx_room(vm->serial);
+		struct pollfd fds[3] = {
+			{ .fd = vm->stop_efd, .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = want_input ? con->in_fd : -1, .events = POLLIN },
+		};
+
+		if (poll(fds, 3, want_input || !stdin_open ? -1 : 20) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("gpin-vmm: poll");
+			vm__request_stop(vm, VM_STOP_ERROR, 0);
+			break;
+		}
+		if (fds[1].revents & POLLIN)
+			handle_signal(vm, sfd);
+		if (fds[2].revents & (POLLIN | POLLHUP | POLLERR))
+			stdin_open = handle_console_input(vm, con);
+	}
+}
+
+static void report_stop(const struct vm *vm)
+{
+	switch (vm->stop_reason) {
+	case VM_STOP_PANIC:
+		fprintf(stderr, "gpin-vmm: guest kernel panicked\n");
+		break;
+	case VM_STOP_SIGNAL:
+		fprintf(stderr, "gpin-vmm: stopped by %s\n",
+			strsignal(vm->exit_code));
+		break;
+	case VM_STOP_ERROR:
+		fprintf(stderr, "gpin-vmm: stopped on an error\n");
+		break;
+	default:
+		break;
+	}
+}
+
+static int run_vm(const struct vm_options *opts, const struct images *img)
+{
+	struct console con;
+	struct serial_backend uart = { .tx = console__tx, .opaque = &con };
+	struct boot_files files = {
+		.kernel = img->kernel,
+		.kernel_size = img->kernel_size,
+		.initrd = img->initrd,
+		.initrd_size = img->initrd_size,
+		.cmdline = opts->cmdline,
+	};
+	struct vm vm;
+	char err[256];
+	int sfd, status;
+
+	console__init(&con, STDIN_FILENO, STDOUT_FILENO);
+	sfd = setup_signals();
+	if (sfd < 0) {
+		perror("gpin-vmm: signals");
+		return EXIT_VMM_ERROR;
+	}
+	if (vm__create(&vm, opts, &uart)) {
+		close(sfd);
+		return EXIT_VMM_ERROR;
+	}
+	/* vcpu threads send output through uart.opaque: keep @con alive. */
+	if (vm__load(&vm, opts, &files, err, sizeof(err))) {
+		fprintf(stderr, "gpin-vmm: %s\n", err);
+		vm__destroy(&vm);
+		close(sfd);
+		return EXIT_USAGE;
+	}
+	if (console__enter_raw(&con))
+		fprintf(stderr, "gpin-vmm: cannot set the terminal raw\n");
+	if (!vm__start(&vm))
+		serve_until_stopped(&vm, &con, sfd);
+	vm__join(&vm);
+	console__restore(&con);
+	report_stop(&vm);
+	status = vm__exit_status(&vm);
+	vm__destroy(&vm);
+	close(sfd);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct images img = { 0 };
+	struct vm_options opts;
+	char err[256];
+	int status;
+
+	if (options__parse(&opts, argc, argv, err, sizeof(err))) {
+		fprintf(stderr, "gpin-vmm: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (opts.help) {
+		options__usage(stdout, "gpin-vmm");
+		return 0;
+	}
+	if (opts.version) {
+		printf("gpin-vmm %s\n", GPIN_VERSION);
+		return 0;
+	}
+	status = read_images(&opts, &img);
+	if (!status)
+		status = run_vm(&opts, &img);
+	free(img.kernel);
+	free(img.initrd);
+	return status;
+}

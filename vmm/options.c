@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/x86/layout.h"
+#include "options.h"
+
+enum {
+	OPT_KERNEL = 'k',
+	OPT_INITRD = 'i',
+	OPT_CMDLINE = 'c',
+	OPT_CPUS = 'p',
+	OPT_MEM = 'm',
+	OPT_HELP = 'h',
+	OPT_VERSION = 'V',
+};
+
+static const struct option long_options[] = {
+	{ "kernel",	required_argument, NULL, OPT_KERNEL },
+	{ "initrd",	required_argument, NULL, OPT_INITRD },
+	{ "cmdline",	required_argument, NULL, OPT_CMDLINE },
+	{ "cpus",	required_argument, NULL, OPT_CPUS },
+	{ "mem",	required_argument, NULL, OPT_MEM },
+	{ "help",	no_argument,	   NULL, OPT_HELP },
+	{ "version",	no_argument,	   NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+void options__usage(FILE *out, const char *prog)
+{
+	fprintf(out,
+"Usage: %s --kernel BZIMAGE [options]\n"
+"Boot a Linux guest on KVM with several vCPU threads in one process.\n"
+"\n"
+"  -k, --kernel FILE    Linux bzImage (boot protocol 2.12+, 64-bit entry)\n"
+"  -i, --initrd FILE    initramfs loaded below 3 GiB\n"
+"  -c, --cmdline STR    kernel command line (default: \"%s\")\n"
+"  -p, --cpus N         vCPUs, 1..%d, one thread each, named vcpuN (default 1)\n"
+"  -m, --mem SIZE       guest RAM with unit K, M or G, plain number = MiB,\n"
+"                       %llu MiB..%llu GiB (default %llu MiB)\n"
+"  -h, --help           this text\n"
+"  -V, --version        print the version\n"
+"\n"
+"Console: the guest's ttyS0 is this terminal (raw mode when stdin is a tty;\n"
+"Ctrl-a x quits).  Exit status: 0 when the guest powers off or reboots,\n"
+"the byte the guest writes to I/O port 0x%x (the test exit device),\n"
+"3 when the guest panics (pvpanic), 2 for bad options or images, 1 for\n"
+"other VMM failures.\n",
+		prog, DEFAULT_CMDLINE, VM_CPUS_MAX,
+		(unsigned long long)(GUEST_MEM_MIN >> 20),
+		(unsigned long long)(GUEST_MEM_MAX >> 30),
+		(unsigned long long)(DEFAULT_MEM >> 20), PORT_EXIT);
+}
+
+int options__parse_size(const char *s, uint64_t *bytes)
+{
+	unsigned long long v;
+	unsigned int shift = 20;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (toupper((unsigned char)*end)) {
+	case '\0':
+		break;
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	default:
+		return -1;
+	}
+	/* Accept "512M", "512MB" and "512MiB", as users type all three. */
+	if (!strcasecmp(end, "iB"))
+		end += 2;
+	else if (!strcasecmp(end, "B"))
+		end += 1;
+	if (*end)
+		return -1;
+	if (v > (UINT64_MAX >> shift))
+		return -1;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_cpus(const char *s, unsigned int *ncpus)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < 1 || v > VM_CPUS_MAX)
+		return -1;
+	*ncpus = v;
+	return 0;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int options__check(const struct vm_options *opts, char *err,
+			  size_t errlen)
+{
+	if (!opts->kernel)
+		return fail(err, errlen, "--kernel is required (see --help)");
+	if (strlen(opts->cmdline) + 1 > CMDLINE_MAX)
+		return fail(err, errlen, "--cmdline is longer than %d bytes",
+			    CMDLINE_MAX - 1);
+	return 0;
+}
+
+int options__parse(struct vm_options *opts, int argc, char **argv,
+		   char *err, size_t errlen)
+{
+	int c;
+
+	*opts = (struct vm_options) {
+		.cmdline = DEFAULT_CMDLINE,
+		.ncpus = 1,
+		.mem_size = DEFAULT_MEM,
+	};
+	/* Parsing may run more than once in a process (the unit tests). */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":k:i:c:p:m:hV", long_options,
+				NULL)) != -1) {
+		switch (c) {
+		case OPT_KERNEL:
+			opts->kernel = optarg;
+			break;
+		case OPT_INITRD:
+			opts->initrd = optarg;
+			break;
+		case OPT_CMDLINE:
+			opts->cmdline = optarg;
+			break;
+		case OPT_CPUS:
+			if (parse_cpus(optarg, &opts->ncpus))
+				return fail(err, errlen,
+					    "--cpus '%s': expected a number from 1 to %d",
+					    optarg, VM_CPUS_MAX);
+			break;
+		case OPT_MEM:
+			if (options__parse_size(optarg, &opts->mem_size))
+				return fail(err, errlen,
+					    "--mem '%s': expected a size such as 512M or 2G",
+					    optarg);
+			if (opts->mem_size < GUEST_MEM_MIN ||
+			    opts->mem_size > GUEST_MEM_MAX)
+				return fail(err, errlen,
+					    "--mem '%s': must be between %llu MiB and %llu GiB",
+					    optarg,
+					    (unsigned long long)(GUEST_MEM_MIN >> 20),
+					    (unsigned long long)(GUEST_MEM_MAX >> 30));
+			break;
+		case OPT_HELP:
+			opts->help = true;
+			return 0;
+		case OPT_VERSION:
+			opts->version = true;
+			return 0;
+		case ':':
+			return fail(err, errlen, "option '%s' needs a value",
+				    argv[optind - 1]);
+		default:
+			return fail(err, errlen, "unknown option '%s'",
+				    argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return fail(err, errlen, "unexpected argument '%s'",
+			    argv[optind]);
+	return options__check(opts, err, errlen);
+}

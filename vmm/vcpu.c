@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vcpu.h"
+#include "vm.h"
+
+struct vcpu *vcpu__create(struct vm *vm, unsigned int id)
+{
+	struct vcpu *vcpu = calloc(1, sizeof(*vcpu));
+
+	if (!vcpu)
+		return NULL;
+	vcpu->vm = vm;
+	vcpu->id = id;
+	vcpu->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, id);
+	if (vcpu->fd < 0)
+		goto err_free;
+	vcpu->run = mmap(NULL, vm->vcpu_mmap_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, vcpu->fd, 0);
+	if (vcpu->run == MAP_FAILED)
+		goto err_close;
+	return vcpu;
+
+err_close:
+	close(vcpu->fd);
+err_free:
+	free(vcpu);
+	return NULL;
+}
+
+void vcpu__destroy(struct vcpu *vcpu)
+{
+	if (!vcpu)
+		return;
+	munmap(vcpu->run, vcpu->vm->vcpu_mmap_size);
+	close(vcpu->fd);
+	free(vcpu);
+}
+
+static void handle_io(struct vm *vm, struct kvm_run *run)
+{
+	uint8_t *p = (uint8_t *)run + run->io.data_offset;
+	bool out = run->io.direction == KVM_EXIT_IO_OUT;
+	uint32_t i;
+
+	/* String I/O (rep outsb/insb) arrives as count back-to-back items. */
+	for (i = 0; i < run->io.count; i++, p += run->io.size)
+		bus__access(&vm->pio, run->io.port, p, run->io.size, out);
+}
+
+static void handle_mmio(struct vm *vm, struct kvm_run *run)
+{
+	unsigned int len = run->mmio.len;
+
+	if (len > sizeof(run->mmio.data))
+		return;
+	bus__access(&vm->mmio, run->mmio.phys_addr, run->mmio.data, len,
+		    run->mmio.is_write);
+}
+
+static int handle_system_event(struct vm *vm, struct kvm_run *run)
+{
+	switch (run->system_event.type) {
+	case KVM_SYSTEM_EVENT_SHUTDOWN:
+		vm__request_stop(vm, VM_STOP_POWEROFF, 0);
+		break;
+	case KVM_SYSTEM_EVENT_RESET:
+		vm__request_stop(vm, VM_STOP_RESET, 0);
+		break;
+	case KVM_SYSTEM_EVENT_CRASH:
+		vm__request_stop(vm, VM_STOP_PANIC, 0);
+		break;
+	default:
+		fprintf(stderr, "gpin-vmm: unknown system event %u\n",
+			run->system_event.type);
+		vm__request_stop(vm, VM_STOP_ERROR, 0);
+		break;
+	}
+	return -1;
+}
+
+int vcpu__handle_exit(struct vm *vm, struct kvm_run *run)
+{
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		handle_io(vm, run);
+		return 0;
+	case KVM_EXIT_MMIO:
+		handle_mmio(vm, run);
+		return 0;
+	case KVM_EXIT_INTR:
+	case KVM_EXIT_HLT:	/* the in-kernel LAPIC handles HLT; harmless */
+		return 0;
+	case KVM_EXIT_SHUTDOWN:
+		/* A triple fault: on a PC that resets the machine. */
+		vm__request_stop(vm, VM_STOP_RESET, 0);
+		return -1;
+	case KVM_EXIT_SYSTEM_EVENT:
+		return handle_system_event(vm, run);
+	case KVM_EXIT_FAIL_ENTRY:
+		fprintf(stderr, "gpin-vmm: VM entry failed, reason 0x%llx\n",
+			(unsigned long long)
+			run->fail_entry.hardware_entry_failure_reason);
+		break;
+	case KVM_EXIT_INTERNAL_ERROR:
+		fprintf(stderr, "gpin-vmm: KVM internal error, suberror %u\n",
+			run->internal.suberror);
+		break;
+	default:
+		fprintf(stderr, "gpin-vmm: unhandled exit reason %u\n",
+			run->exit_reason);
+		break;
+	}
+	vm__request_stop(vm, VM_STOP_ERROR, 0);
+	return -1;
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *vcpu = arg;
+	struct vm *vm = vcpu->vm;
+	char name[16];
+	sigset_t set;
+
+	snprintf(name, sizeof(name), "vcpu%u", vcpu->id);
+	pthread_setname_np(pthread_self(), name);
+	/* Only the kick signal reaches vCPU threads. */
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+
+	for (;;) {
+		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
+			if (errno == EINTR || errno == EAGAIN) {
+				if (vm__stopping(vm))
+					break;
+				continue;
+			}
+			fprintf(stderr, "gpin-vmm: vcpu%u: KVM_RUN: %s\n",
+				vcpu->id, strerror(errno));
+			vm__request_stop(vm, VM_STOP_ERROR, 0);
+			break;
+		}
+		if (vcpu__handle_exit(vm, vcpu->run) < 0 || vm__stopping(vm))
+			break;
+	}
+	return NULL;
+}
+
+int vcpu__start(struct vcpu *vcpu)
+{
+	int ret = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
+
+	if (ret)
+		return -ret;
+	vcpu->running = true;
+	return 0;
+}
+
+void vcpu__kick(struct vcpu *vcpu)
+{
+	/*
+	 * immediate_exit covers a thread that is between KVM_RUN calls when
+	 * the signal lands: its next KVM_RUN returns EINTR at once.
+	 */
+	__atomic_store_n(&vcpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	if (vcpu->running)
+		pthread_kill(vcpu->thread, VCPU_KICK_SIGNAL);
+}
+
+void vcpu__join(struct vcpu *vcpu)
+{
+	if (vcpu->running) {
+		pthread_join(vcpu->thread, NULL);
+		vcpu->running = false;
+	}
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A vCPU: one KVM vCPU fd, its shared kvm_run page and its thread. */
+#ifndef GPIN_VCPU_H
+#define GPIN_VCPU_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <linux/kvm.h>
+
+struct vm;
+
+struct vcpu {
+	struct vm *vm;
+	unsigned int id;	/* also its APIC id */
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	bool running;
+};
+
+/* Signal that pulls a vCPU thread out of KVM_RUN; its handler does nothing. */
+#define VCPU_KICK_SIGNAL	SIGUSR1
+
+struct vcpu *vcpu__create(struct vm *vm, unsigned int id);
+void vcpu__destroy(struct vcpu *vcpu);
+int vcpu__start(struct vcpu *vcpu);
+/* Makes the vCPU leave KVM_RUN now, or not enter it again. */
+void vcpu__kick(struct vcpu *vcpu);
+void vcpu__join(struct vcpu *vcpu);
+
+/*
+ * Serves one exit described by @run.  Returns 0 to re-enter the guest, or
+ * a negative value when the VM must stop (the reason is recorded in @vm).
+ */
+int vcpu__handle_exit(struct vm *vm, struct kvm_run *run);
+
+#endif /* GPIN_VCPU_H */

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/kvm.h>
+
+#include "arch/x86/acpi.h"
+#include "arch/x86/boot.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/layout.h"
+#include "devices/acpi_pm.h"
+#include "devices/pvpanic.h"
+#include "vcpu.h"
+#include "vm.h"
+
+#define KVM_DEV			"/dev/kvm"
+#define KVM_API_VERSION_NEEDED	12
+/* Intel needs a TSS and identity-map page KVM uses in real mode; in the hole. */
+#define KVM_TSS_ADDR		0xfffbd000ULL
+#define KVM_IDENTITY_MAP_ADDR	0xfffbc000ULL
+
+static const struct {
+	int cap;
+	const char *name;
+} required_caps[] = {
+	{ KVM_CAP_USER_MEMORY,		"USER_MEMORY" },
+	{ KVM_CAP_IRQCHIP,		"IRQCHIP" },
+	{ KVM_CAP_PIT2,			"PIT2" },
+	{ KVM_CAP_IMMEDIATE_EXIT,	"IMMEDIATE_EXIT" },
+	{ KVM_CAP_EXT_CPUID,		"EXT_CPUID" },
+};
+
+static int vm_open_kvm(struct vm *vm)
+{
+	unsigned int i;
+	int version;
+
+	vm->kvm_fd = open(KVM_DEV, O_RDWR | O_CLOEXEC);
+	if (vm->kvm_fd < 0) {
+		int err = errno;
+
+		fprintf(stderr, "gpin-vmm: cannot open %s: %s%s\n", KVM_DEV,
+			strerror(err), err == ENOENT ?
+			" (is KVM enabled and the kvm-intel/kvm-amd module loaded?)" : "");
+		return -err;
+	}
+	version = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
+	if (version != KVM_API_VERSION_NEEDED) {
+		fprintf(stderr, "gpin-vmm: KVM API version %d, need %d\n",
+			version, KVM_API_VERSION_NEEDED);
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(required_caps) / sizeof(required_caps[0]); i++) {
+		if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
+			  required_caps[i].cap) <= 0) {
+			fprintf(stderr, "gpin-vmm: KVM lacks KVM_CAP_%s\n",
+				required_caps[i].name);
+			return -EINVAL;
+		}
+	}
+	vm->vcpu_mmap_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (vm->vcpu_mmap_size <= 0) {
+		fprintf(stderr, "gpin-vmm: KVM_GET_VCPU_MMAP_SIZE failed\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_memory_region(struct vm *vm, uint32_t slot, uint64_t gpa,
+			     uint64_t size, void *hva)
+{
+	struct kvm_userspace_memory_region region = {
+		.slot = slot,
+		.guest_phys_addr = gpa,
+		.memory_size = size,
+		.userspace_addr = (uint64_t)(uintptr_t)hva,
+	};
+
+	return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) ? -errno : 0;
+}
+
+/*
+ * Guest RAM is one anonymous private mapping: the pages gpin.ko pins are
+ * plain anonymous pages of this process, as in any VMM.  RAM past the
+ * MMIO hole is the same mapping's tail, mapped at 4 GiB.
+ */
+static int vm_setup_ram(struct vm *vm, uint64_t size)
+{
+	int ret;
+
+	vm->ram_size = size;
+	vm->lowmem_size = size < MMIO_HOLE_START ? size : MMIO_HOLE_START;
+	vm->ram = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (vm->ram == MAP_FAILED) {
+		vm->ram = NULL;
+		ret = -errno;
+		fprintf(stderr, "gpin-vmm: cannot map %llu MiB of guest RAM: %s\n",
+			(unsigned long long)(size >> 20), strerror(-ret));
+		return ret;
+	}
+	ret = set_memory_region(vm, 0, 0, vm->lowmem_size, vm->ram);
+	if (!ret && size > vm->lowmem_size)
+		ret = set_memory_region(vm, 1, MMIO_HOLE_END,
+					size - vm->lowmem_size,
+					vm->ram + vm->lowmem_size);
+	if (ret)
+		fprintf(stderr, "gpin-vmm: KVM_SET_USER_MEMORY_REGION: %s\n",
+			strerror(-ret));
+	return ret;
+}
+
+static int vm_setup_irqchip(struct vm *vm)
+{
+	struct kvm_pit_config pit = { .flags = 0 };
+
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, KVM_TSS_ADDR) < 0 ||
+	    ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR,
+		  &(uint64_t){ KVM_IDENTITY_MAP_ADDR }) < 0) {
+		fprintf(stderr, "gpin-vmm: setting the TSS/identity map: %s\n",
+			strerror(errno));
+		return -errno;
+	}
+	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+		fprintf(stderr, "gpin-vmm: KVM_CREATE_IRQCHIP: %s\n",
+			strerror(errno));
+		return -errno;
+	}
+	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
+		fprintf(stderr, "gpin-vmm: KVM_CREATE_PIT2: %s\n",
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void serial_set_irq(void *opaque, int level)
+{
+	vm__set_irq(opaque, IRQ_COM1, level);
+}
+
+static void guest_reset(void *opaque)
+{
+	vm__request_stop(opaque, VM_STOP_RESET, 0);
+}
+
+static void guest_poweroff(void *opaque)
+{
+	vm__request_stop(opaque, VM_STOP_POWEROFF, 0);
+}
+
+static void guest_panicked(void *opaque)
+{
+	vm__request_stop(opaque, VM_STOP_PANIC, 0);
+}
+
+static void guest_exit(void *opaque, uint8_t code)
+{
+	vm__request_stop(opaque, VM_STOP_EXIT_DEVICE, code);
+}
+
+static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
+{
+	struct serial_backend uart = *console;
+	int ret;
+
+	uart.set_irq = serial_set_irq;
+	uart.opaque = vm;
+	vm->serial = serial__create(&uart);
+	vm->acpi_pm = acpi_pm__create(guest_poweroff, vm);
+	vm->pvpanic = pvpanic__create(guest_panicked, vm);
+	if (!vm->serial || !vm->acpi_pm || !vm->pvpanic)
+		return -ENOMEM;
+	vm->kbd = (struct i8042) { .reset = guest_reset, .opaque = vm };
+	vm->exit_port = (struct exit_port) { .exit = guest_exit, .opaque = vm };
+
+	ret = serial__attach(vm->serial, &vm->pio, PORT_COM1);
+	if (!ret)
+		ret = i8042__attach(&vm->kbd, &vm->pio);
+	if (!ret)
+		ret = exit_port__attach(&vm->exit_port, &vm->pio);
+	if (!ret)
+		ret = rtc__attach(&vm->rtc, &vm->pio);
+	if (!ret)
+		ret = acpi_pm__attach(vm->acpi_pm, &vm->pio);
+	if (!ret)
+		ret = pvpanic__attach(vm->pvpanic, &vm->pio);
+	return ret;
+}
+
+static int vm_create_vcpus(struct vm *vm)
+{
+	struct kvm_cpuid2 *cpuid;
+	unsigned int i;
+	int ret = 0;
+
+	vm->vcpus = calloc(vm->ncpus, sizeof(*vm->vcpus));
+	cpuid = cpu__supported_cpuid(vm->kvm_fd);
+	if (!vm->vcpus || !cpuid) {
+		fprintf(stderr, "gpin-vmm: cannot get the supported CPUID\n");
+		free(cpuid);
+		return -ENOMEM;
+	}
+	for (i = 0; i < vm->ncpus && !ret; i++) {
+		vm->vcpus[i] = vcpu__create(vm, i);
+		if (!vm->vcpus[i]) {
+			ret = -errno;
+			fprintf(stderr, "gpin-vmm: creating vcpu%u: %s\n", i,
+				strerror(errno));
+			break;
+		}
+		ret = cpu__set_cpuid(vm->vcpus[i]->fd, cpuid, i, vm->ncpus);
+		if (ret)
+			fprintf(stderr, "gpin-vmm: KVM_SET_CPUID2 on vcpu%u: %s\n",
+				i, strerror(-ret));
+	}
+	free(cpuid);
+	return ret;
+}
+
+int vm__create(struct vm *vm, const struct vm_options *opts,
+	       const struct serial_backend *console)
+{
+	int ret;
+
+	memset(vm, 0, sizeof(*vm));
+	vm->kvm_fd = vm->vm_fd = vm->stop_efd = -1;
+	vm->ncpus = opts->ncpus;
+	pthread_mutex_init(&vm->stop_lock, NULL);
+	bus__init(&vm->pio, "pio");
+	bus__init(&vm->mmio, "mmio");
+
+	ret = vm_open_kvm(vm);
+	if (ret)
+		goto err;
+	vm->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->stop_efd < 0 || vm->vm_fd < 0) {
+		ret = -errno;
+		fprintf(stderr, "gpin-vmm: KVM_CREATE_VM: %s\n", strerror(errno));
+		goto err;
+	}
+	ret = vm_setup_ram(vm, opts->mem_size);
+	if (!ret)
+		ret = vm_setup_irqchip(vm);
+	if (!ret)
+		ret = vm_setup_devices(vm, console);
+	if (!ret)
+		ret = vm_create_vcpus(vm);
+	if (ret)
+		goto err;
+	return 0;
+err:
+	vm__destroy(vm);
+	return ret ? ret : -EINVAL;
+}
+
+int vm__load(struct vm *vm, const struct vm_options *opts,
+	     const struct boot_files *files, char *err, size_t errlen)
+{
+	struct boot_ram ram = {
+		.base = vm->ram,
+		.lowmem_size = vm->lowmem_size,
+		.ram_size = vm->ram_size,
+	};
+	struct boot_files f = *files;
+	struct boot_info info;
+	int ret;
+
+	ret = acpi__build(vm->ram, vm->lowmem_size, vm->ncpus);
+	if (ret) {
+		snprintf(err, errlen, "building ACPI tables: %s", strerror(-ret));
+		return -1;
+	}
+	f.acpi_rsdp = ACPI_RSDP_START;
+	if (boot__load(&ram, &f, &info, err, errlen))
+		return -1;
+	ret = cpu__setup_boot_regs(vm->vcpus[0]->fd, info.entry,
+				   ZERO_PAGE_START);
+	if (ret) {
+		snprintf(err, errlen, "setting up the boot vCPU: %s",
+			 strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+void *vm__gpa_to_hva(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	uint64_t high = vm->ram_size - vm->lowmem_size;
+
+	if (gpa + len < gpa)
+		return NULL;
+	if (gpa + len <= vm->lowmem_size)
+		return vm->ram + gpa;
+	if (gpa >= MMIO_HOLE_END && gpa - MMIO_HOLE_END + len <= high)
+		return vm->ram + vm->lowmem_size + (gpa - MMIO_HOLE_END);
+	return NULL;
+}
+
+int vm__set_irq(struct vm *vm, unsigned int irq, int level)
+{
+	struct kvm_irq_level line = { .irq = irq, .level = level };
+
+	return ioctl(vm->vm_fd, KVM_IRQ_LINE, &line) ? -errno : 0;
+}
+
+bool vm__stopping(struct vm *vm)
+{
+	return __atomic_load_n(&vm->stop_reason, __ATOMIC_ACQUIRE) != VM_STOP_NONE;
+}
+
+void vm__request_stop(struct vm *vm, enum vm_stop_reason reason, int code)
+{
+	unsigned int i;
+	bool first = false;
+
+	pthread_mutex_lock(&vm->stop_lock);
+	if (vm->stop_reason == VM_STOP_NONE) {
+		vm->exit_code = code;
+		__atomic_store_n(&vm->stop_reason, reason, __ATOMIC_RELEASE);
+		first = true;
+	}
+	pthread_mutex_unlock(&vm->stop_lock);
+	if (!first)
+		return;
+	if (vm->stop_efd >= 0 && eventfd_write(vm->stop_efd, 1))
+		perror("gpin-vmm: eventfd_write");
+	for (i = 0; i < vm->ncpus; i++)
+		if (vm->vcpus && vm->vcpus[i])
+			vcpu__kick(vm->vcpus[i]);
+}
+
+int vm__exit_status(const struct vm *vm)
+{
+	switch (vm->stop_reason) {
+	case VM_STOP_POWEROFF:
+	case VM_STOP_RESET:
+		return 0;
+	case VM_STOP_EXIT_DEVICE:
+		return vm->exit_code;
+	case VM_STOP_PANIC:
+		return 3;
+	case VM_STOP_SIGNAL:
+		return 128 + vm->exit_code;
+	case VM_STOP_NONE:
+	case VM_STOP_ERROR:
+		break;
+	}
+	return 1;
+}
+
+int vm__start(struct vm *vm)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < vm->ncpus; i++) {
+		ret = vcpu__start(vm->vcpus[i]);
+		if (ret) {
+			fprintf(stderr, "gpin-vmm: starting vcpu%u: %s\n", i,
+				strerror(-ret));
+			vm__request_stop(vm, VM_STOP_ERROR, 0);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void vm__join(struct vm *vm)
+{
+	unsigned int i;
+
+	for (i = 0; i < vm->ncpus; i++)
+		if (vm->vcpus && vm->vcpus[i])
+			vcpu__kick(vm->vcpus[i]);
+	for (i = 0; i < vm->ncpus; i++)
+		if (vm->vcpus && vm->vcpus[i])
+			vcpu__join(vm->vcpus[i]);
+}
+
+void vm__destroy(struct vm *vm)
+{
+	unsigned int i;
+
+	if (vm->vcpus) {
+		for (i = 0; i < vm->ncpus; i++)
+			vcpu__destroy(vm->vcpus[i]);
+		free(vm->vcpus);
+		vm->vcpus = NULL;
+	}
+	serial__destroy(vm->serial);
+	vm->serial = NULL;
+	acpi_pm__destroy(vm->acpi_pm);
+	vm->acpi_pm = NULL;
+	pvpanic__destroy(vm->pvpanic);
+	vm->pvpanic = NULL;
+	if (vm->ram)
+		munmap(vm->ram, vm->ram_size);
+	vm->ram = NULL;
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	if (vm->stop_efd >= 0)
+		close(vm->stop_efd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	vm->vm_fd = vm->stop_efd = vm->kvm_fd = -1;
+}

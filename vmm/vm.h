@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * One virtual machine: the KVM VM file descriptor, guest RAM (a single
+ * anonymous mapping, so pinning sees ordinary anonymous pages), the buses
+ * devices hang off, and the vCPU threads.
+ */
+#ifndef GPIN_VM_H
+#define GPIN_VM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bus.h"
+#include "devices/exit_port.h"
+#include "devices/i8042.h"
+#include "devices/rtc.h"
+#include "options.h"
+#include "devices/serial.h"
+
+struct vcpu;
+struct acpi_pm;
+struct pvpanic;
+struct boot_files;
+
+/* Why the VM stopped; the VMM's exit status follows from it. */
+enum vm_stop_reason {
+	VM_STOP_NONE = 0,
+	VM_STOP_POWEROFF,	/* ACPI S5: status 0 */
+	VM_STOP_RESET,		/* i8042 reset, triple fault: status 0 */
+	VM_STOP_EXIT_DEVICE,	/* guest wrote a code to PORT_EXIT */
+	VM_STOP_PANIC,		/* pvpanic */
+	VM_STOP_ERROR,		/* KVM or VMM failure */
+	VM_STOP_SIGNAL,		/* SIGINT/SIGTERM to the VMM */
+};
+
+struct vm {
+	int kvm_fd;
+	int vm_fd;
+	int vcpu_mmap_size;
+
+	uint8_t *ram;		/* guest RAM, host view */
+	uint64_t ram_size;	/* bytes of guest RAM */
+	uint64_t lowmem_size;	/* RAM below MMIO_HOLE_START */
+
+	struct bus pio;
+	struct bus mmio;
+
+	unsigned int ncpus;
+	struct vcpu **vcpus;
+
+	pthread_mutex_t stop_lock;
+	pthread_cond_t stop_cond;
+	enum vm_stop_reason stop_reason;
+	int exit_code;
+
+	int stop_efd;		/* readable once a stop was requested */
+
+	struct serial *serial;
+	struct i8042 kbd;
+	struct exit_port exit_port;
+	struct rtc rtc;
+	struct acpi_pm *acpi_pm;
+	struct pvpanic *pvpanic;
+};
+
+/*
+ * Opens KVM and builds the machine: RAM, irqchip, PIT, legacy devices and
+ * the vCPUs.  @console is where the UART's output goes.  0 or -errno,
+ * with the reason printed.
+ */
+int vm__create(struct vm *vm, const struct vm_options *opts,
+	       const struct serial_backend *console);
+/* Loads kernel, initrd, command line and ACPI tables; 0 or -1 with @err. */
+int vm__load(struct vm *vm, const struct vm_options *opts,
+	     const struct boot_files *files, char *err, size_t errlen);
+void vm__destroy(struct vm *vm);
+/* Starts the vCPU threads; vm__wait_stopped() and vm__join() end them. */
+int vm__start(struct vm *vm);
+bool vm__stopping(struct vm *vm);
+/* Stops and joins every vCPU thread. */
+void vm__join(struct vm *vm);
+
+/*
+ * Host pointer for [gpa, gpa + len) when the whole range is guest RAM,
+ * NULL otherwise: the one check every guest-supplied address goes through.
+ */
+void *vm__gpa_to_hva(struct vm *vm, uint64_t gpa, uint64_t len);
+
+/* Drive a GSI of the in-kernel irqchip to @level. */
+int vm__set_irq(struct vm *vm, unsigned int irq, int level);
+
+/*
+ * Ask every vCPU to leave KVM_RUN and the VM to end.  The first reason
+ * wins; later requests are ignored so one exit status is reported.
+ */
+void vm__request_stop(struct vm *vm, enum vm_stop_reason reason, int code);
+
+/* The VMM's exit status for how the VM stopped. */
+int vm__exit_status(const struct vm *vm);
+
+#endif /* GPIN_VM_H */
