@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * gpin: user page pinning through /dev/gpin (gpin.ko).
+ *
+ * Every ioctl takes a pointer to a struct that starts with
+ * "__u32 size; __u32 flags;".  @size is sizeof() of the struct as the caller
+ * knows it: a smaller size than the first version is -EINVAL, a larger one
+ * is accepted only when the bytes the module does not know are zero
+ * (-E2BIG otherwise), so the structs can grow at the end.  Unknown flags
+ * and non-zero reserved fields are -EINVAL; unknown ioctl numbers are
+ * -ENOTTY.
+ *
+ * The ioctls act on the calling process's own address space only: the file
+ * remembers the mm of the process that opened it, and PIN/UNPIN from any
+ * other mm (a forked child, a process the fd was passed to) are -EPERM.
+ *
+ * Errors of GPIN_IOC_PIN:
+ *   EINVAL     npages == 0, start not page aligned, bad mode/flags/reserved
+ *   E2BIG      npages > GPIN_MAX_PAGES_PER_PIN, or size too large (tail != 0)
+ *   EOVERFLOW  start + npages * page size wraps around
+ *   EFAULT     range not in user space, not (entirely) mapped, a special
+ *              (VM_PFNMAP/VM_IO) mapping, or a bad pfns pointer
+ *   ENOSPC     the file would hold more than GPIN_MAX_PAGES_PER_FILE pages
+ *              or GPIN_MAX_HANDLES_PER_FILE handles
+ *   EPERM      caller's mm is not the one that opened the file
+ *   others     as get_user_pages() (ENOMEM, EINTR, EHWPOISON, ...)
+ * Errors of GPIN_IOC_UNPIN: ENOENT for a handle the file does not hold
+ * (never issued, or already unpinned).
+ */
+#ifndef _UAPI_GPIN_H
+#define _UAPI_GPIN_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define GPIN_DEVICE_PATH	"/dev/gpin"
+
+/* Limits.  Pages are the kernel's PAGE_SIZE (4 KiB on x86-64). */
+#define GPIN_MAX_PAGES_PER_PIN		(1U << 18)	/* 1 GiB of 4K pages */
+#define GPIN_MAX_PAGES_PER_FILE		(1U << 20)	/* 4 GiB of 4K pages */
+#define GPIN_MAX_HANDLES_PER_FILE	65536U
+
+/**
+ * enum gpin_mode - how GPIN_IOC_PIN takes its page references
+ * @GPIN_MODE_FAST: the module's own lockless walk with interrupts disabled,
+ *	anonymous pages only; whatever it cannot take is pinned through the
+ *	locked path (counted as a fallback)
+ * @GPIN_MODE_LOCKED: mmap_read_lock() + get_user_pages()
+ * @GPIN_MODE_KERNEL: the kernel's get_user_pages_fast()
+ * @GPIN_MODE_COUNT: number of modes
+ *
+ * All three take plain page references (get_page/put_page).
+ */
+enum gpin_mode {
+	GPIN_MODE_FAST = 0,
+	GPIN_MODE_LOCKED = 1,
+	GPIN_MODE_KERNEL = 2,
+	GPIN_MODE_COUNT = 3,
+};
+
+/* gpin_pin.flags */
+#define GPIN_PIN_WRITE		(1U << 0)	/* pages will be written to */
+#define GPIN_PIN_FLAGS_ALL	GPIN_PIN_WRITE
+
+/**
+ * struct gpin_pin - GPIN_IOC_PIN
+ * @size: sizeof(struct gpin_pin)
+ * @flags: GPIN_PIN_*
+ * @start: first user address, page aligned
+ * @npages: number of pages, 1..GPIN_MAX_PAGES_PER_PIN
+ * @pfns: 0, or a user pointer to __u64[@npages] that receives the page
+ *	frame number of each pinned page
+ * @mode: enum gpin_mode
+ * @handle: out: non-zero handle for GPIN_IOC_UNPIN
+ * @fast_pages: out: how many of the pages the fast walk served
+ * @reserved: must be zero
+ *
+ * The pages stay referenced until GPIN_IOC_UNPIN of @handle or the last
+ * close of the file.
+ */
+struct gpin_pin {
+	__u32 size;
+	__u32 flags;
+	__u64 start;
+	__u64 npages;
+	__u64 pfns;
+	__u32 mode;
+	__u32 handle;
+	__u64 fast_pages;
+	__u64 reserved[2];
+};
+
+/**
+ * struct gpin_unpin - GPIN_IOC_UNPIN
+ * @size: sizeof(struct gpin_unpin)
+ * @flags: must be zero
+ * @handle: a handle returned by GPIN_IOC_PIN on this file
+ * @reserved: must be zero
+ */
+struct gpin_unpin {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 reserved;
+};
+
+/**
+ * struct gpin_mode_stats - counters of one mode, summed over all CPUs
+ * @calls: GPIN_IOC_PIN calls
+ * @pages: pages pinned
+ * @fast_pages: pages taken by the lockless walk (GPIN_MODE_FAST only)
+ * @fallbacks: calls whose walk stopped early and went to the locked path
+ *	(the seed's fast_gup_slow; GPIN_MODE_FAST only)
+ * @huge_leaves: FAST: huge pmd/pud leaves the walk used; LOCKED/KERNEL:
+ *	runs of pages from one large folio in the result
+ * @lock_wait_ns: time spent waiting for mmap_read_lock()
+ * @max_irqoff_ns: longest interrupts-disabled window of the walk
+ * @live_pages: pages pinned in this mode and not yet released
+ *	(not affected by GPIN_IOC_STATS_RESET)
+ * @failures: calls that returned an error
+ * @reserved: zero
+ */
+struct gpin_mode_stats {
+	__u64 calls;
+	__u64 pages;
+	__u64 fast_pages;
+	__u64 fallbacks;
+	__u64 huge_leaves;
+	__u64 lock_wait_ns;
+	__u64 max_irqoff_ns;
+	__u64 live_pages;
+	__u64 failures;
+	__u64 reserved[3];
+};
+
+/**
+ * struct gpin_stats - GPIN_IOC_STATS
+ * @size: in: sizeof(struct gpin_stats); out: bytes written
+ * @flags: must be zero
+ * @nr_modes: out: GPIN_MODE_COUNT
+ * @batch: out: pages per interrupts-disabled window (module parameter)
+ * @live_pages: out: pages pinned through all files and not yet released
+ * @file_live_pages: out: of those, the ones held by this file
+ * @max_pages_per_pin: out: GPIN_MAX_PAGES_PER_PIN
+ * @max_pages_per_file: out: GPIN_MAX_PAGES_PER_FILE
+ * @mode: out: per-mode counters, indexed by enum gpin_mode
+ *
+ * Needs no particular mm: any process that can open /dev/gpin may read it.
+ */
+struct gpin_stats {
+	__u32 size;
+	__u32 flags;
+	__u32 nr_modes;
+	__u32 batch;
+	__u64 live_pages;
+	__u64 file_live_pages;
+	__u64 max_pages_per_pin;
+	__u64 max_pages_per_file;
+	struct gpin_mode_stats mode[GPIN_MODE_COUNT];
+};
+
+/**
+ * struct gpin_stats_reset - GPIN_IOC_STATS_RESET
+ * @size: sizeof(struct gpin_stats_reset)
+ * @flags: must be zero
+ *
+ * Zeroes every counter except the live page counts.
+ */
+struct gpin_stats_reset {
+	__u32 size;
+	__u32 flags;
+};
+
+/* Not registered in ioctl-number.rst; the size lives in the structs. */
+#define GPIN_IOC_TYPE		0xB7
+#define GPIN_IOC_PIN		_IO(GPIN_IOC_TYPE, 0x00)
+#define GPIN_IOC_UNPIN		_IO(GPIN_IOC_TYPE, 0x01)
+#define GPIN_IOC_STATS		_IO(GPIN_IOC_TYPE, 0x02)
+#define GPIN_IOC_STATS_RESET	_IO(GPIN_IOC_TYPE, 0x03)
+/* 0x10..0x1f: reserved for direct I/O (DIO) */
+
+#endif /* _UAPI_GPIN_H */

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gpin.ko internals: the device, the per-file context, the pinned-range
+ * object and the statistics.
+ */
+#ifndef GPIN_INTERNAL_H
+#define GPIN_INTERNAL_H
+
+#include <linux/atomic.h>
+#include <linux/mm_types.h>
+#include <linux/percpu.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#include <gpin.h>
+
+/* Per-CPU counters of one mode; summed (max for max_irqoff_ns) on read. */
+struct gpin_pcpu_mode {
+	u64 calls;
+	u64 pages;
+	u64 fast_pages;
+	u64 fallbacks;
+	u64 huge_leaves;
+	u64 lock_wait_ns;
+	u64 max_irqoff_ns;
+	u64 failures;
+	long live_pages;	/* pin on one CPU, unpin on another: sum */
+};
+
+struct gpin_pcpu_stats {
+	struct gpin_pcpu_mode mode[GPIN_MODE_COUNT];
+};
+
+/**
+ * struct gpin_range - pages of one user range, referenced with get_page()
+ * @start: first user address
+ * @npages: number of pages in @pages
+ * @pages: the referenced pages, in address order
+ * @mode: enum gpin_mode used to take them
+ * @write: taken for writing (FOLL_WRITE)
+ * @fast_pages: how many the lockless walk took
+ *
+ * The unit of pinning: a PIN handle owns one, and direct I/O will build its
+ * bio_vecs from one per iovec segment.
+ */
+struct gpin_range {
+	unsigned long start;
+	unsigned long npages;
+	struct page **pages;
+	u32 mode;
+	bool write;
+	unsigned long fast_pages;
+};
+
+/**
+ * struct gpin_file - state of one open file of /dev/gpin
+ * @mm: the mm of the opener (mmgrab()ed); the only mm the file acts on
+ * @pins: handle -> struct gpin_range
+ * @live_pages: pages held through @pins
+ *
+ * Direct I/O state (requests in flight, completion records, eventfd) will
+ * hang off this struct too.
+ */
+struct gpin_file {
+	struct mm_struct *mm;
+	struct xarray pins;
+	atomic_long_t live_pages;
+};
+
+/* Tunables and device-wide state (stats.c). */
+extern unsigned int gpin_batch;
+
+/* walk.c: lockless walk of [start, start + nr pages), IRQs already off. */
+struct gpin_walk {
+	struct page **pages;
+	unsigned long nr;	/* pages taken so far */
+	unsigned long huge;	/* huge leaves used */
+	bool write;
+};
+
+int gpin_walk_range(struct mm_struct *mm, unsigned long addr,
+		    unsigned long end, struct gpin_walk *w);
+
+/* range.c */
+int gpin_range_pin(struct gpin_range *r, unsigned long start,
+		   unsigned long npages, u32 mode, bool write);
+void gpin_range_release(struct gpin_range *r, bool dirty);
+
+/* stats.c */
+int gpin_stats_init(void);
+void gpin_stats_exit(void);
+struct gpin_pcpu_mode *gpin_stats_this_cpu(u32 mode);
+void gpin_stats_put_cpu(void);
+void gpin_stats_live(u32 mode, long delta);
+void gpin_stats_irqoff(u32 mode, u64 ns);
+long gpin_live_pages(void);
+void gpin_stats_read(struct gpin_stats *st);
+void gpin_stats_reset(void);
+
+#endif /* GPIN_INTERNAL_H */

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/* libgpin: thin errno-style wrappers around the /dev/gpin ioctls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "libgpin.h"
+
+struct gpin {
+	int fd;
+};
+
+struct gpin *gpin_open(void)
+{
+	struct gpin *g;
+	int err;
+
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->fd = open(GPIN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (g->fd < 0) {
+		err = errno;
+		/* a stale node without the driver behind it reads the same */
+		if (err == ENXIO || err == ENODEV)
+			err = ENOENT;
+		free(g);
+		errno = err;
+		return NULL;
+	}
+	return g;
+}
+
+int gpin_close(struct gpin *g)
+{
+	int ret;
+
+	if (!g)
+		return 0;
+	ret = close(g->fd);
+	free(g);
+	return ret ? -1 : 0;
+}
+
+int gpin_fd(const struct gpin *g)
+{
+	return g->fd;
+}
+
+int gpin_pin(struct gpin *g, const void *start, uint64_t npages,
+	     enum gpin_mode mode, unsigned int flags, uint64_t *pfns,
+	     uint32_t *handle, uint64_t *fast_pages)
+{
+	struct gpin_pin p = {
+		.size = sizeof(p),
+		.flags = flags,
+		.start = (uintptr_t)start,
+		.npages = npages,
+		.pfns = (uintptr_t)pfns,
+		.mode = mode,
+	};
+
+	if (ioctl(g->fd, GPIN_IOC_PIN, &p))
+		return -1;
+	if (handle)
+		*handle = p.handle;
+	if (fast_pages)
+		*fast_pages = p.fast_pages;
+	return 0;
+}
+
+int gpin_unpin(struct gpin *g, uint32_t handle)
+{
+	struct gpin_unpin u = {
+		.size = sizeof(u),
+		.handle = handle,
+	};
+
+	return ioctl(g->fd, GPIN_IOC_UNPIN, &u) ? -1 : 0;
+}
+
+int gpin_stats(struct gpin *g, struct gpin_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return ioctl(g->fd, GPIN_IOC_STATS, st) ? -1 : 0;
+}
+
+int gpin_stats_reset(struct gpin *g)
+{
+	struct gpin_stats_reset r = {
+		.size = sizeof(r),
+	};
+
+	return ioctl(g->fd, GPIN_IOC_STATS_RESET, &r) ? -1 : 0;
+}
+
+const char *gpin_mode_name(enum gpin_mode mode)
+{
+	switch (mode) {
+	case GPIN_MODE_FAST:
+		return "fast";
+	case GPIN_MODE_LOCKED:
+		return "locked";
+	case GPIN_MODE_KERNEL:
+		return "kernel";
+	default:
+		return "?";
+	}
+}
+
+const char *gpin_strerror(int err)
+{
+	switch (err) {
+	case ENOENT:
+		return GPIN_DEVICE_PATH " not found: gpin.ko is not loaded";
+	case EACCES:
+		return GPIN_DEVICE_PATH " is root-only (mode 0600)";
+	case EPERM:
+		return "not the process that opened " GPIN_DEVICE_PATH;
+	case E2BIG:
+		return "more pages than GPIN_MAX_PAGES_PER_PIN";
+	case ENOSPC:
+		return "the file holds GPIN_MAX_PAGES_PER_FILE pages or GPIN_MAX_HANDLES_PER_FILE handles";
+	default:
+		return strerror(err);
+	}
+}
