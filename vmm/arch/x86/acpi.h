@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * ACPI tables for the guest: RSDP, XSDT and RSDT, a full (not
+ * hardware-reduced) FADT with its FACS and DSDT, and an MADT.  Built once
+ * in guest low memory before the first vCPU runs; pure functions of their
+ * arguments, so tests need no KVM.
+ */
+#ifndef GPIN_X86_ACPI_H
+#define GPIN_X86_ACPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* APIC ids are 8 bits in xAPIC mode; 64 is also what the VMM accepts. */
+#define ACPI_MAX_CPUS		64
+
+/*
+ * Writes the RSDP at ACPI_RSDP_START and the tables into
+ * [ACPI_TABLES_START, ACPI_TABLES_END) of @lowmem, the host view of
+ * guest-physical 0.., @lowmem_size bytes long.  vCPU i gets local APIC
+ * id i.  Touches nothing else.  Returns 0, -EINVAL for a NULL or too
+ * small @lowmem or for @ncpus outside 1..ACPI_MAX_CPUS, or -ENOSPC if the
+ * tables do not fit (then no RSDP is written).
+ */
+int acpi__build(void *lowmem, size_t lowmem_size, unsigned int ncpus);
+
+/* Guest-physical address of the RSDP, for boot_params.acpi_rsdp_addr. */
+uint64_t acpi__rsdp_addr(void);
+
+#endif /* GPIN_X86_ACPI_H */
