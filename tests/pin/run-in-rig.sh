@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run-in-rig.sh: build gpin.ko for the test-host kernel and run the gpin
+# tests (tests/pin/test_pin.c) inside the rig.
+#
+# Usage: tests/pin/run-in-rig.sh [KERNEL...]
+#   KERNEL: 6.1 (default), 6.12, or an exact release; several run in turn.
+#   GPIN_PIN_KERNELS="6.1 6.12" does the same as arguments.
+#   GPIN_RACE_SECONDS=N (default 5) bounds the race test.
+#   GPIN_PIN_BUILDDIR (default <top>/build-pin) holds the builds.
+#
+# Exit: 0 all passed, 77 skipped (reason printed), anything else failed.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+readonly TOP
+BUILD=${GPIN_PIN_BUILDDIR:-$TOP/build-pin}
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# shellcheck disable=SC2206
+kernels=(${GPIN_PIN_KERNELS:-})
+[[ $# -gt 0 ]] && kernels=("$@")
+[[ ${#kernels[@]} -gt 0 ]] || kernels=(6.1)
+
+[[ -x $TOP/tests/rig/rig ]] || skip "no tests/rig/rig"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+pkg-config --exists check || skip "the Check library (check) is not installed"
+
+mkdir -p "$BUILD"
+BUILD=$(cd "$BUILD" && pwd)
+
+# The test program does not depend on the kernel.
+cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-I "$TOP/include" -I "$TOP/pin/lib" \
+	"$TOP/tests/pin/test_pin.c" "$TOP/pin/lib/libgpin.c" \
+	$(pkg-config --cflags --libs check) -pthread -o "$BUILD/test_pin"
+
+status=0
+for k in "${kernels[@]}"; do
+	echo "=== gpin tests on kernel $k"
+	pkg=$("$TOP/scripts/kernel-pkg" "$k") ||
+		skip "no Debian kernel $k with headers (scripts/kernel-pkg $k failed)"
+	KVER='' KHEADERS=''
+	eval "$pkg"
+	"$TOP/pin/kbuild.sh" "$KHEADERS" "$TOP/pin" "$TOP/include/gpin.h" \
+		"$BUILD/$KVER/kmod" "$BUILD/$KVER/gpin.ko"
+	rc=0
+	"$TOP/tests/rig/rig" --kernel "$k" --timeout 1200 \
+		--insmod "$BUILD/$KVER/gpin.ko" \
+		--env "GPIN_RACE_SECONDS=${GPIN_RACE_SECONDS:-5}" \
+		-- "$TOP/tests/pin/in-host.sh" "$BUILD/test_pin" || rc=$?
+	echo "=== kernel $k: exit $rc"
+	case $rc in
+	0) ;;
+	77) [[ $status == 0 ]] && status=77 ;;
+	*) status=1 ;;
+	esac
+done
+exit "$status"
