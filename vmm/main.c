@@ -177,7 +177,7 @@ static void report_stop(const struct vm *vm)
 static int run_vm(const struct vm_options *opts, const struct images *img)
 {
 	struct console con;
-	struct serial_backend uart = { .tx = console__tx, .opaque = &con };
+	struct serial_backend uart = { .tx = console__tx, .tx_opaque = &con };
 	struct boot_files files = {
 		.kernel = img->kernel,
 		.kernel_size = img->kernel_size,
@@ -199,7 +199,6 @@ static int run_vm(const struct vm_options *opts, const struct images *img)
 		close(sfd);
 		return EXIT_VMM_ERROR;
 	}
-	/* vcpu threads send output through uart.opaque: keep @con alive. */
 	if (vm__load(&vm, opts, &files, err, sizeof(err))) {
 		fprintf(stderr, "gpin-vmm: %s\n", err);
 		vm__destroy(&vm);

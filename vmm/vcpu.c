@@ -100,6 +100,7 @@ int vcpu__handle_exit(struct vm *vm, struct kvm_run *run)
 		return 0;
 	case KVM_EXIT_SHUTDOWN:
 		/* A triple fault: on a PC that resets the machine. */
+		fprintf(stderr, "gpin-vmm: guest triple fault: reset\n");
 		vm__request_stop(vm, VM_STOP_RESET, 0);
 		return -1;
 	case KVM_EXIT_SYSTEM_EVENT:

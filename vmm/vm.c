@@ -172,7 +172,7 @@ static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
 	int ret;
 
 	uart.set_irq = serial_set_irq;
-	uart.opaque = vm;
+	uart.irq_opaque = vm;
 	vm->serial = serial__create(&uart);
 	vm->acpi_pm = acpi_pm__create(guest_poweroff, vm);
 	vm->pvpanic = pvpanic__create(guest_panicked, vm);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The bus and the small legacy devices: i8042 reset, exit port, RTC. */
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 

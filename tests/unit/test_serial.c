@@ -34,7 +34,7 @@ static void fake_irq(void *opaque, int level)
 
 static void setup(void)
 {
-	struct serial_backend b = { fake_tx, fake_irq, &fake };
+	struct serial_backend b = { fake_tx, &fake, fake_irq, &fake };
 
 	memset(&fake, 0, sizeof(fake));
 	uart = serial__create(&b);

@@ -65,7 +65,7 @@ static void serial_update_irq(struct serial *s)
 	if (level != s->irq_level) {
 		s->irq_level = level;
 		if (s->backend.set_irq)
-			s->backend.set_irq(s->backend.opaque, level);
+			s->backend.set_irq(s->backend.irq_opaque, level);
 	}
 }
 
@@ -92,7 +92,7 @@ static void serial_transmit(struct serial *s, uint8_t byte)
 			s->lsr |= UART_LSR_DR;
 		}
 	} else if (s->backend.tx) {
-		s->backend.tx(s->backend.opaque, byte);
+		s->backend.tx(s->backend.tx_opaque, byte);
 	}
 	/* Sent at once: the holding register is empty again. */
 	s->lsr |= UART_LSR_THRE | UART_LSR_TEMT;

@@ -64,9 +64,10 @@ struct serial;
 struct serial_backend {
 	/* Transmit one byte (the terminal, a PTY, a log file). */
 	void (*tx)(void *opaque, uint8_t byte);
+	void *tx_opaque;
 	/* Drive the UART's interrupt line. */
 	void (*set_irq)(void *opaque, int level);
-	void *opaque;
+	void *irq_opaque;
 };
 
 struct serial *serial__create(const struct serial_backend *backend);

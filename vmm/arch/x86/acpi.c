@@ -43,7 +43,6 @@
 
 /* FADT IA-PC boot architecture flags (table 5-35). */
 #define FADT_BOOT_LEGACY_DEVICES (1u << 0)
-#define FADT_BOOT_8042		(1u << 1)
 #define FADT_BOOT_NO_VGA	(1u << 2)
 
 /* P_LVL2_LAT above 100 and P_LVL3_LAT above 1000 mean "no C2 / C3". */
@@ -412,12 +411,12 @@ static int acpi_build_facs(struct acpi_builder *b, uint64_t *gpa)
  * What Linux 6.1 does with each field that matters:
  *  - SMI_CMD = 0: ACPICA takes the machine to be in ACPI mode already and
  *    never tries to switch it (acpi_hw_get_mode()).
- *  - IAPC_BOOT_ARCH.8042: without it, a revision >= 2 FADT makes Linux
- *    mark the i8042 "firmware absent" (acpi_parse_fadt()).  With it the
- *    platform stays "expected present", so the i8042 driver, finding no
- *    PNP0303 in the DSDT, probes ports 0x60/0x64 directly instead of
- *    giving up.  NO_VGA is simply true; CENTURY names devices/rtc.c's
- *    century byte.
+ *  - IAPC_BOOT_ARCH.8042 clear: a revision >= 2 FADT without it makes
+ *    Linux mark the i8042 "firmware absent" (acpi_parse_fadt()), so the
+ *    i8042 driver does not probe ports 0x60/0x64.  devices/i8042.c only
+ *    knows the reset command; a probe would wait out its self-test
+ *    timeouts (seconds of boot time) to learn there is no keyboard.
+ *    NO_VGA is simply true; CENTURY names devices/rtc.c's century byte.
  *  - RESET_REG_SUP with an I/O reset register: acpi_reboot(), the first
  *    method of the default reboot=acpi order, writes RESET_VALUE to it.
  *    Port 0x64 value 0xfe is the i8042 pulse-reset, the same write the
@@ -457,8 +456,7 @@ static int acpi_build_fadt(struct acpi_builder *b, uint64_t dsdt,
 	fadt->p_lvl2_lat = FADT_NO_C2_LAT;
 	fadt->p_lvl3_lat = FADT_NO_C3_LAT;
 	fadt->century = FADT_CENTURY_CMOS;
-	fadt->iapc_boot_arch = FADT_BOOT_LEGACY_DEVICES | FADT_BOOT_8042 |
-			       FADT_BOOT_NO_VGA;
+	fadt->iapc_boot_arch = FADT_BOOT_LEGACY_DEVICES | FADT_BOOT_NO_VGA;
 	fadt->flags = FADT_F_WBINVD | FADT_F_PROC_C1 | FADT_F_PWR_BUTTON |
 		      FADT_F_SLP_BUTTON | FADT_F_RESET_REG_SUP;
 	fadt->reset_reg = acpi_gas_io(PORT_I8042_CMD, 1, ACPI_GAS_ACCESS_BYTE);
