@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Smoke test of the rig itself: one test-host boot must show a usable
+# /dev/kvm, svm in the vCPU flags, the requested kernel release, RIG_MODDIR
+# usable by modprobe -d, a writable RIG_OUT, and must hand back the
+# command's own exit status (3 here).
+#
+# Usage: tests/rig/test-rig-smoke.sh [6.1|6.12|VER]   (default 6.1)
+# Exit: 0 pass, 1 fail, 77 skipped (reason printed).
+
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+readonly HERE
+readonly EX_SKIP=77
+
+main() {
+	local kernel=${1:-6.1} out rc=0
+	command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: no qemu-system-x86_64"; exit "$EX_SKIP"; }
+	((EUID == 0)) || { echo "SKIP: the rig needs root"; exit "$EX_SKIP"; }
+	"$HERE/../../scripts/kernel-pkg" "$kernel" >/dev/null ||
+		{ echo "SKIP: no Debian $kernel kernel available through apt"; exit "$EX_SKIP"; }
+
+	out=$(mktemp -d /tmp/rig-smoke.XXXXXX)
+	# The inner script fails with 1 on the first unmet expectation, so only
+	# a fully healthy test host can return 3.  Expanded inside, hence the quotes.
+	# shellcheck disable=SC2016
+	"$HERE/rig" --kernel "$kernel" --out "$out" --timeout 120 -- bash -c '
+		set -e
+		ls -l /dev/kvm; test -c /dev/kvm
+		echo "svm cpus: $(grep -c svm /proc/cpuinfo)"; grep -q svm /proc/cpuinfo
+		echo "kernel: $(uname -r)"; test "$(uname -r)" = "$RIG_KVER"
+		modprobe -d "$RIG_MODDIR" brd rd_nr=1 rd_size=16384; test -b /dev/ram0
+		echo ok >"$RIG_OUT/written-inside"
+		exit 3' || rc=$?
+
+	if ((rc != 3)); then
+		echo "FAIL: rig returned $rc, want 3"
+		exit 1
+	fi
+	[[ $(cat "$out/written-inside") == ok ]] || { echo "FAIL: RIG_OUT not written"; exit 1; }
+	rm -rf "$out"
+	echo PASS
+}
+
+main "$@"
