@@ -156,6 +156,7 @@ static unsigned long gpin_pin_walk(unsigned long start, unsigned long nr,
 		if (!ok)
 			break;
 		addr = next;
+		cond_resched();
 	}
 	*huge = w.huge;
 	return w.nr;

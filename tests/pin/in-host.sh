@@ -9,6 +9,9 @@ set -u
 bin=$1
 
 dmesg -c >/dev/null 2>&1 || true
+if [ -n "${GPIN_BATCH:-}" ]; then
+	echo "$GPIN_BATCH" >/sys/module/gpin/parameters/batch || exit 1
+fi
 echo "# kernel $(uname -r), gpin batch $(cat /sys/module/gpin/parameters/batch 2>/dev/null)"
 mkdir -p /sys/kernel/debug 2>/dev/null
 mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
@@ -38,6 +41,7 @@ if ! rmmod gpin; then
 	echo "FAIL: rmmod gpin"
 	rc=1
 fi
+echo "# kernel log since the tests started: $(dmesg | wc -l) lines"
 if dmesg | grep -E "BUG|WARNING|Oops|general protection|gpin.*leak" >/dev/null; then
 	echo "FAIL: kernel log shows a problem:"
 	dmesg | grep -E -B2 -A20 "BUG|WARNING|Oops|general protection" | head -80

@@ -8,6 +8,7 @@
 #   KERNEL: 6.1 (default), 6.12, or an exact release; several run in turn.
 #   GPIN_PIN_KERNELS="6.1 6.12" does the same as arguments.
 #   GPIN_RACE_SECONDS=N (default 5) bounds the race test.
+#   GPIN_BATCH=N sets the module's batch parameter (1..512) before the tests.
 #   GPIN_PIN_BUILDDIR (default <top>/build-pin) holds the builds.
 #
 # Exit: 0 all passed, 77 skipped (reason printed), anything else failed.
@@ -53,6 +54,7 @@ for k in "${kernels[@]}"; do
 	"$TOP/tests/rig/rig" --kernel "$k" --timeout 1200 \
 		--insmod "$BUILD/$KVER/gpin.ko" \
 		--env "GPIN_RACE_SECONDS=${GPIN_RACE_SECONDS:-5}" \
+		--env "GPIN_BATCH=${GPIN_BATCH:-}" \
 		-- "$TOP/tests/pin/in-host.sh" "$BUILD/test_pin" || rc=$?
 	echo "=== kernel $k: exit $rc"
 	case $rc in
