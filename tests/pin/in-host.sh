@@ -36,7 +36,7 @@ umount "$fsdir" 2>/dev/null
 [ "$rc" = 77 ] && exit 77
 
 echo "# debugfs stats after the tests:"
-cat /sys/kernel/debug/gpin/stats 2>/dev/null | sed 's/^/#   /'
+sed 's/^/#   /' /sys/kernel/debug/gpin/stats 2>/dev/null
 if ! rmmod gpin; then
 	echo "FAIL: rmmod gpin"
 	rc=1

@@ -36,10 +36,11 @@ mkdir -p "$BUILD"
 BUILD=$(cd "$BUILD" && pwd)
 
 # The test program does not depend on the kernel.
+read -r -a check_flags <<<"$(pkg-config --cflags --libs check)"
 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I "$TOP/include" -I "$TOP/pin/lib" \
 	"$TOP/tests/pin/test_pin.c" "$TOP/pin/lib/libgpin.c" \
-	$(pkg-config --cflags --libs check) -pthread -o "$BUILD/test_pin"
+	"${check_flags[@]}" -pthread -o "$BUILD/test_pin"
 
 status=0
 for k in "${kernels[@]}"; do
