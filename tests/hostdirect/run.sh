@@ -1,0 +1,215 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Host-direct tests: boot the payload guests of tests/payloads on this
+# machine's /dev/kvm with gpin-vmm and check exit status and console output.
+#
+#   run.sh GPIN_VMM PAYLOAD_DIR
+#
+# PAYLOAD_DIR holds the *.bzImage and *.bin files tests/payloads builds.
+# Output is TAP, one line per case; exit 0 only when every case passes,
+# 77 (skip) when /dev/kvm is not usable.  Each VMM run gets `timeout 30`.
+#
+# The contract under test (what gpin-vmm promises a bzImage):
+#  - the 64-bit entry (load address + 0x200) in long mode, RSI = zero page
+#    0x7000, CS 0x10, DS/ES/SS 0x18, IF = 0, RSP = 0x8ff0, 0..4 GiB
+#    identity-mapped (bootstate);
+#  - loaded at pref_address when relocatable and it fits, else 0x100000
+#    (where-*); --cmdline and --initrd reach boot_params (exitcode, initrd);
+#  - the command line holds up to 4095 bytes, a longer one is refused;
+#  - COM1 output on stdout; port 0x501 ends the VMM with the byte written;
+#    i8042 reset and triple fault end it with 0 (reset, triplefault);
+#  - APs wait for INIT-SIPI-SIPI; the MADT lists one LAPIC per vCPU (smp,
+#    madt);
+#  - anything but a bzImage >= 2.12 with XLF_KERNEL_64: exit 2, one line on
+#    stderr (bad-*).
+set -u
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 GPIN_VMM PAYLOAD_DIR" >&2
+	exit 2
+fi
+vmm=$1
+dir=$2
+
+if [ ! -c /dev/kvm ]; then
+	echo "1..0 # SKIP /dev/kvm is missing"
+	exit 77
+fi
+if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
+	echo "1..0 # SKIP /dev/kvm is not readable and writable by $(id -un)"
+	exit 77
+fi
+if [ ! -x "$vmm" ]; then
+	echo "Bail out! $vmm is not an executable"
+	exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpin-hostdirect.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+n=0
+failed=0
+out=$tmp/stdout
+err=$tmp/stderr
+
+# vmm_run ARGS...: run the VMM on no terminal; sets $status.
+vmm_run() {
+	timeout 30 "$vmm" "$@" <"/dev/null" >"$out" 2>"$err"
+	status=$?
+}
+
+# Show what the VMM printed, as TAP diagnostics.
+diag_output() {
+	sed -n '1,20s/^/# stdout: /p' "$out"
+	sed -n '1,10s/^/# stderr: /p' "$err"
+}
+
+# result NAME PROBLEM: PROBLEM empty = pass.
+result() {
+	n=$((n + 1))
+	if [ -z "$2" ]; then
+		echo "ok $n - $1"
+	else
+		echo "not ok $n - $1"
+		echo "# $2"
+		diag_output
+		failed=$((failed + 1))
+	fi
+}
+
+# expect NAME STATUS STDOUT-SUBSTRING [FORBIDDEN-SUBSTRING] -- VMM-ARGS...
+# STDOUT-SUBSTRING may be empty (status only).
+expect() {
+	local name=$1 want=$2 text=$3 forbidden='' problem=''
+	shift 3
+	if [ "$1" != "--" ]; then
+		forbidden=$1
+		shift
+	fi
+	shift
+	vmm_run "$@"
+	if [ "$status" -eq 124 ]; then
+		problem="timed out after 30 s"
+	elif [ "$status" -ne "$want" ]; then
+		problem="exit status $status, expected $want"
+	elif [ -n "$text" ] && ! grep -qF -- "$text" "$out"; then
+		problem="stdout lacks '$text'"
+	elif [ -n "$forbidden" ] && grep -qF -- "$forbidden" "$out"; then
+		problem="stdout has '$forbidden'"
+	fi
+	result "$name" "$problem"
+}
+
+# reject NAME KERNEL-FILE: the loader must refuse it: status 2, one line on
+# stderr, the guest never runs (no console output).
+reject() {
+	local name=$1 problem=''
+	vmm_run --kernel "$2"
+	if [ "$status" -ne 2 ]; then
+		problem="exit status $status, expected 2"
+	elif [ "$(wc -l <"$err")" -ne 1 ]; then
+		problem="stderr has $(wc -l <"$err") lines, expected one"
+	elif [ -s "$out" ]; then
+		problem="stdout is not empty"
+	fi
+	result "$name" "$problem"
+}
+
+# smp N: N vCPUs all come up, each AP once with its own APIC id.
+smp() {
+	local cpus=$1 problem='' aps ids
+	vmm_run --kernel "$dir/smp.bzImage" --cpus "$cpus" --cmdline "cpus=$cpus"
+	aps=$(grep -c '^ap: apic id ' "$out")
+	ids=$(grep '^ap: apic id ' "$out" | sort -u | wc -l)
+	if [ "$status" -eq 124 ]; then
+		problem="timed out after 30 s"
+	elif [ "$status" -ne 0 ]; then
+		problem="exit status $status, expected 0"
+	elif ! grep -qF "smp: $cpus cpus up" "$out"; then
+		problem="stdout lacks 'smp: $cpus cpus up'"
+	elif [ "$aps" -ne $((cpus - 1)) ] || [ "$ids" -ne "$aps" ]; then
+		problem="$aps AP lines with $ids distinct ids, expected $((cpus - 1))"
+	fi
+	result "smp --cpus $cpus" "$problem"
+}
+
+# initrd SIZE: the payload sees the file's size and the sum of its bytes.
+initrd() {
+	local size=$1 problem='' sum
+	head -c "$size" /dev/urandom >"$tmp/initrd"
+	sum=$(od -An -v -tu1 "$tmp/initrd" |
+	      awk '{ for (i = 1; i <= NF; i++) s += $i } END { printf "%d", s % 4294967296 }')
+	expect "initrd of $size bytes" 0 "initrd: size $size sum $sum" -- \
+		--kernel "$dir/initrd.bzImage" --initrd "$tmp/initrd"
+}
+
+expect "hello" 0 "hello from gpin payload" -- --kernel "$dir/hello.bzImage"
+
+for code in 0 1 42 200 255; do
+	expect "exit device: code=$code" "$code" "exitcode: $code" -- \
+		--kernel "$dir/exitcode.bzImage" \
+		--cmdline "console=ttyS0 code=$code quiet"
+done
+expect "exit device: no code= (default command line)" 254 "no code=" -- \
+	--kernel "$dir/exitcode.bzImage"
+# The command line holds 4095 bytes and its NUL; code= sits at the very end.
+long=$(printf '%4088s' '')
+expect "command line of 4095 bytes reaches the guest" 7 "exitcode: 7" -- \
+	--kernel "$dir/exitcode.bzImage" --cmdline "$long code=7"
+expect "command line of 4096 bytes refused" 2 "" -- \
+	--kernel "$dir/exitcode.bzImage" --cmdline "$long code=77"
+
+# The guest must not run on past the reset or the triple fault.
+expect "i8042 reset ends the VMM with 0" 0 "reset: via i8042" \
+	"still running" -- --kernel "$dir/reset.bzImage"
+expect "triple fault ends the VMM with 0" 0 "triplefault: ud2" \
+	"survived" -- --kernel "$dir/triplefault.bzImage"
+
+expect "entry state and zero page" 0 "bootstate: ok" -- \
+	--kernel "$dir/bootstate.bzImage" --cmdline "bootstate=1"
+expect "entry state with --cpus 2 --mem 1G" 0 "bootstate: ok" -- \
+	--kernel "$dir/bootstate.bzImage" --cmdline "bootstate=1" \
+	--cpus 2 --mem 1G
+
+expect "load address: non-relocatable" 0 "where: loaded at 0x100000" -- \
+	--kernel "$dir/where-default.bzImage"
+expect "load address: relocatable, pref_address 16 MiB" 0 \
+	"where: loaded at 0x1000000" -- --kernel "$dir/where-pref.bzImage"
+expect "load address: pref_address ignored when not relocatable" 0 \
+	"where: loaded at 0x100000" -- --kernel "$dir/where-fixed.bzImage"
+expect "load address: pref_address 2 GiB beyond --mem 128M" 0 \
+	"where: loaded at 0x100000" -- \
+	--kernel "$dir/where-nofit.bzImage" --mem 128M
+
+initrd 1
+initrd 100003
+
+for cpus in 1 2 4 8; do
+	smp "$cpus"
+done
+for cpus in 1 2 4 16; do
+	expect "madt --cpus $cpus" 0 "madt: $cpus lapics" -- \
+		--kernel "$dir/madt.bzImage" --cpus "$cpus" --cmdline "cpus=$cpus"
+done
+
+expect "boot protocol 2.12 accepted" 0 "hello from gpin payload" -- \
+	--kernel "$dir/proto-2.12.bzImage"
+reject "reject: flat binary, not a bzImage" "$dir/hello.bin"
+reject "reject: boot protocol 2.00" "$dir/bad-proto-2.00.bzImage"
+reject "reject: boot protocol 2.11" "$dir/bad-proto-2.11.bzImage"
+reject "reject: no XLF_KERNEL_64" "$dir/bad-no-kernel64.bzImage"
+: >"$tmp/empty"
+reject "reject: empty file" "$tmp/empty"
+head -c 1024 "$dir/hello.bzImage" >"$tmp/setup-only"
+reject "reject: setup sectors only, no kernel" "$tmp/setup-only"
+head -c 544 "$dir/hello.bzImage" >"$tmp/cut-header"	# 0x220: mid-header
+reject "reject: file ends inside the setup header" "$tmp/cut-header"
+reject "reject: no such file" "$tmp/does-not-exist"
+
+echo "1..$n"
+if [ "$failed" -ne 0 ]; then
+	echo "# $failed of $n failed"
+	exit 1
+fi
+exit 0
