@@ -19,6 +19,8 @@
 #  - the command line holds up to 4095 bytes, a longer one is refused;
 #  - COM1 output on stdout; port 0x501 ends the VMM with the byte written;
 #    i8042 reset and triple fault end it with 0 (reset, triplefault);
+#  - any vCPU may end the VM through the exit port; SIGTERM ends it even
+#    when every vCPU is halted;
 #  - APs wait for INIT-SIPI-SIPI; the MADT lists one LAPIC per vCPU (smp,
 #    madt);
 #  - anything but a bzImage >= 2.12 with XLF_KERNEL_64: exit 2, one line on
@@ -188,6 +190,25 @@ initrd 100003
 for cpus in 1 2 4 8; do
 	smp "$cpus"
 done
+for cpus in 2 4; do
+	expect "exit device written by an AP, BSP halted (--cpus $cpus)" 42 "" \
+		-- --kernel "$dir/smp.bzImage" --cpus "$cpus" \
+		--cmdline "cpus=$cpus apexit=42"
+done
+
+# A guest whose only vCPU sits in cli; hlt never exits KVM_RUN by itself:
+# SIGTERM must still end the VMM (timeout reports 124 when its TERM did it,
+# 137 when it had to send KILL 5 s later).
+timeout -k 5 2 "$vmm" --kernel "$dir/smp.bzImage" --cmdline "cpus=1 apexit=1" \
+	<"/dev/null" >"$out" 2>"$err"
+status=$?
+if [ "$status" -eq 124 ]; then
+	result "SIGTERM ends a VMM whose vCPU is halted" ""
+else
+	result "SIGTERM ends a VMM whose vCPU is halted" \
+		"timeout status $status, expected 124 (VMM gone on SIGTERM)"
+fi
+
 for cpus in 1 2 4 16; do
 	expect "madt --cpus $cpus" 0 "madt: $cpus lapics" -- \
 		--kernel "$dir/madt.bzImage" --cpus "$cpus" --cmdline "cpus=$cpus"

@@ -10,6 +10,11 @@
  * for N-1 APs: "smp: N cpus up" and status 0, or status 1 on timeout.
  * Every AP runs on its own vCPU thread in the VMM, so this is the test that
  * more than one vCPU really runs.
+ *
+ * With "apexit=C" as well, the APs write C to PORT_EXIT once counted and the
+ * BSP parks in cli; hlt instead of exiting: the VMM must end with status C
+ * although the vCPU that asked is not the BSP and the BSP never exits KVM_RUN
+ * on its own.
  */
 #include "payload.h"
 
@@ -40,6 +45,10 @@ payload_main:
 	movl	$trampoline_end - trampoline, %ecx
 	cld
 	rep movsb
+	leaq	key_apexit(%rip), %rdi
+	call	cmdline_num
+	movl	$AP_TRAMPOLINE + TR(tr_exit), %edi
+	movb	%al, (%rdi)			/* 0 when absent */
 
 	leaq	msg_start(%rip), %rdi
 	call	puts
@@ -90,8 +99,15 @@ payload_main:
 	call	putdec
 	leaq	msg_up(%rip), %rdi
 	call	puts
+	movl	$AP_TRAMPOLINE + TR(tr_exit), %esi
+	cmpb	$0, (%rsi)
+	jne	.Lpark
 	xorl	%eax, %eax
 	jmp	.Lout
+.Lpark:						/* apexit: an AP ends the VM */
+	cli
+	hlt
+	jmp	.Lpark
 
 .Lnoarg:
 	leaq	msg_noarg(%rip), %rdi
@@ -150,6 +166,11 @@ trampoline:
 	call	tr_puts
 	lock incw TR(tr_count)
 	movb	$0, TR(tr_lock)
+	movb	TR(tr_exit), %al
+	testb	%al, %al
+	jz	3f
+	movw	$PORT_EXIT, %dx
+	outb	%al, %dx
 3:	cli
 	hlt
 	jmp	3b
@@ -206,11 +227,13 @@ tr_nl:		.asciz	"\n"
 tr_lock:	.byte	0
 	.balign	4
 tr_count:	.word	0
+tr_exit:	.byte	0			/* apexit code, set by the BSP */
 trampoline_end:
 	.code64
 
 	.section .rodata
 key:		.asciz	"cpus="
+key_apexit:	.asciz	"apexit="
 msg_start:	.asciz	"smp: INIT-SIPI-SIPI to all but self\n"
 msg_smp:	.asciz	"smp: "
 msg_up:		.asciz	" cpus up\n"
