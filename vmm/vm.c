@@ -117,6 +117,57 @@ static int vm_setup_ram(struct vm *vm, uint64_t size)
 	return ret;
 }
 
+#define PIC_PINS		8
+#define ISA_IRQS		16
+#define IOAPIC_PINS		24
+#define PIT_IOAPIC_PIN		2
+
+static void add_route(struct kvm_irq_routing *r, uint32_t gsi, uint32_t chip,
+		      uint32_t pin)
+{
+	r->entries[r->nr++] = (struct kvm_irq_routing_entry) {
+		.gsi = gsi,
+		.type = KVM_IRQ_ROUTING_IRQCHIP,
+		.u.irqchip = { .irqchip = chip, .pin = pin },
+	};
+}
+
+/*
+ * The routing of a PC, which the MADT describes: ISA IRQs go to both
+ * PICs and the IOAPIC, except that the PIT's IRQ 0 is wired to IOAPIC pin
+ * 2 (the "IRQ0 -> GSI2" override).  KVM's default routes GSI 0 to pin 0,
+ * where Linux never looks: its timer interrupts would be lost.
+ */
+static int vm_setup_gsi_routing(struct vm *vm)
+{
+	struct kvm_irq_routing *r;
+	uint32_t i;
+	int ret;
+
+	r = calloc(1, sizeof(*r) + (ISA_IRQS + IOAPIC_PINS) *
+			       sizeof(struct kvm_irq_routing_entry));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < ISA_IRQS; i++) {
+		/* IRQ 2 is the cascade from the slave PIC. */
+		if (i == 2)
+			continue;
+		add_route(r, i, i < PIC_PINS ? KVM_IRQCHIP_PIC_MASTER :
+					       KVM_IRQCHIP_PIC_SLAVE,
+			  i % PIC_PINS);
+	}
+	add_route(r, 0, KVM_IRQCHIP_IOAPIC, PIT_IOAPIC_PIN);
+	for (i = 1; i < IOAPIC_PINS; i++)
+		if (i != PIT_IOAPIC_PIN)
+			add_route(r, i, KVM_IRQCHIP_IOAPIC, i);
+	ret = ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, r) ? -errno : 0;
+	if (ret)
+		fprintf(stderr, "gpin-vmm: KVM_SET_GSI_ROUTING: %s\n",
+			strerror(-ret));
+	free(r);
+	return ret;
+}
+
 static int vm_setup_irqchip(struct vm *vm)
 {
 	struct kvm_pit_config pit = { .flags = 0 };
@@ -138,7 +189,7 @@ static int vm_setup_irqchip(struct vm *vm)
 			strerror(errno));
 		return -errno;
 	}
-	return 0;
+	return vm_setup_gsi_routing(vm);
 }
 
 static void serial_set_irq(void *opaque, int level)

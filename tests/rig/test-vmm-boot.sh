@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# gpin-vmm boots Linux: inside the rig's test host (tests/rig/rig), the
+# Debian kernel and the guest image (guest-images/build-guest) boot under
+# gpin-vmm, and each way a guest can end is checked against the VMM's exit
+# status:
+#   nproc     --cpus 2: the console shows the kernel and userspace, the guest
+#             counts 2 CPUs, and the workload's status 0 comes back
+#   cpus3     --cpus 3 (quiet): the guest counts 3 CPUs
+#   fail      the workload's status 7 comes back through the exit device
+#   poweroff  `poweroff -f` (ACPI S5): status 0, no exit-device write
+#   reboot    `reboot -f` (ACPI reset register / i8042): status 0
+#   panic     sysrq crash with pvpanic: status 3
+#
+# Usage: tests/rig/test-vmm-boot.sh GPIN_VMM [6.1|6.12|VER]   (default 6.1)
+# Output: TAP, one line a case.  Exit: 0 pass, 1 fail, 77 skipped (reason
+# printed).  It starts the rig itself and runs itself again inside with
+# --inside.
+
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+readonly HERE TOP
+readonly EX_SKIP=77
+readonly GUEST_TIMEOUT=240
+
+skip() {
+	echo "1..0 # SKIP $*"
+	exit "$EX_SKIP"
+}
+
+b64() {
+	printf '%s' "$1" | base64 -w0
+}
+
+# One boot.  Args: name want-status log cpus cmdline-extra; the rest of the
+# checks look at the log.
+boot() {
+	local name=$1 want=$2 log=$3 cpus=$4 extra=$5 rc t0 t1
+	t0=$(date +%s.%N)
+	set +e
+	timeout "$GUEST_TIMEOUT" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
+		--cpus "$cpus" --mem 512M --cmdline "console=ttyS0 $extra" \
+		</dev/null >"$log" 2>&1
+	rc=$?
+	set -e
+	t1=$(date +%s.%N)
+	printf '# %s: status %d (want %d), %.1f s\n' "$name" "$rc" "$want" \
+		"$(echo "$t1 - $t0" | bc)"
+	if ((rc != want)); then
+		echo "# last lines of $log:"
+		tail -n 15 "$log" | tr -d '\r' | sed 's/^/#   /'
+		return 1
+	fi
+}
+
+has() {
+	tr -d '\r' <"$1" | grep -q -- "$2"
+}
+
+n=0 failed=0
+result() {
+	n=$((n + 1))
+	if (($1 == 0)); then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+case_nproc() {
+	local log=$OUT/boot-nproc.log
+	boot nproc 0 "$log" 2 "gpin.workload=nproc" &&
+		has "$log" 'Linux version' &&
+		has "$log" '^GUEST_NPROC=2$' &&
+		has "$log" 'gpin-init: exit status 0'
+}
+
+case_cpus3() {
+	local log=$OUT/boot-cpus3.log
+	boot cpus3 0 "$log" 3 "quiet gpin.workload=nproc" &&
+		has "$log" '^GUEST_NPROC=3$'
+}
+
+case_fail() {
+	boot fail 7 "$OUT/boot-fail.log" 2 "quiet gpin.workload=fail"
+}
+
+case_poweroff() {
+	local log=$OUT/boot-poweroff.log
+	boot poweroff 0 "$log" 2 "quiet gpin.sh=$(b64 'echo powering off; poweroff -f')" &&
+		has "$log" 'powering off' &&
+		! has "$log" 'gpin-init: exit status'
+}
+
+case_reboot() {
+	local log=$OUT/boot-reboot.log
+	boot reboot 0 "$log" 2 "quiet gpin.sh=$(b64 'echo rebooting; reboot -f')" &&
+		has "$log" 'rebooting' &&
+		! has "$log" 'gpin-init: exit status'
+}
+
+case_panic() {
+	local log=$OUT/boot-panic.log
+	boot panic 3 "$log" 2 "quiet gpin.sh=$(b64 'echo c >/proc/sysrq-trigger')" &&
+		has "$log" 'guest kernel panicked'
+}
+
+# Runs in the test host, chrooted into the CI host's root.
+inside() {
+	VMM=$1 VMLINUZ=$2 INITRD=$3
+	OUT=${RIG_OUT:-/tmp}
+	[[ -c /dev/kvm ]] || { echo "not ok 1 - no /dev/kvm in the test host"; return 1; }
+	echo "1..6"
+	echo "# test host $(uname -r), $(nproc) CPUs; guest $VMLINUZ"
+	for c in nproc cpus3 fail poweroff reboot panic; do
+		set +e
+		"case_$c"
+		result $? "$c"
+		set -e
+	done
+	echo "# $((n - failed)) passed, $failed failed"
+	((failed == 0))
+}
+
+main() {
+	if [[ ${1:-} == --inside ]]; then
+		shift
+		inside "$@"
+		return
+	fi
+	local vmm=${1:?usage: test-vmm-boot.sh GPIN_VMM [KERNEL]} kernel=${2:-6.1} img
+	vmm=$(realpath "$vmm")
+	[[ -x $vmm ]] || { echo "not ok 1 - $vmm is not executable"; exit 1; }
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+	((EUID == 0)) || skip "the rig needs root (mknod, apt, /var/cache)"
+	img=$("$TOP/guest-images/build-guest" "$kernel") ||
+		{ echo "not ok 1 - building the $kernel guest image failed"; exit 1; }
+	local KVER='' VMLINUZ='' INITRD=''
+	eval "$img"
+	echo "# guest image: $KVER $INITRD"
+	"$HERE/rig" --kernel "$KVER" --timeout $((8 * GUEST_TIMEOUT)) -- \
+		"$HERE/test-vmm-boot.sh" --inside "$vmm" "$VMLINUZ" "$INITRD"
+}
+
+main "$@"
