@@ -118,6 +118,9 @@ struct gpin_unpin {
  * @live_pages: pages pinned in this mode and not yet released
  *	(not affected by GPIN_IOC_STATS_RESET)
  * @failures: calls that returned an error
+ * @dio_requests: direct I/O requests (GPIN_IOC_DIO, each request of
+ *	GPIN_IOC_DIO_SUBMIT) completed with pages pinned in this mode
+ * @dio_bytes: bytes those requests transferred
  * @reserved: zero
  */
 struct gpin_mode_stats {
@@ -130,7 +133,9 @@ struct gpin_mode_stats {
 	__u64 max_irqoff_ns;
 	__u64 live_pages;
 	__u64 failures;
-	__u64 reserved[3];
+	__u64 dio_requests;
+	__u64 dio_bytes;
+	__u64 reserved[1];
 };
 
 /**
@@ -171,12 +176,160 @@ struct gpin_stats_reset {
 	__u32 flags;
 };
 
+/*
+ * Direct I/O between a file descriptor and user buffers, the pages pinned
+ * with one of the modes.  The file (a regular file whose filesystem does
+ * O_DIRECT, or a block device) is opened by the caller, with or without
+ * O_DIRECT: the module always issues the I/O with IOCB_DIRECT.  A request
+ * behaves like preadv()/pwritev() on an O_DIRECT descriptor: buffers,
+ * offset and lengths not aligned as the file requires are -EINVAL, a short
+ * transfer is reported as such, errors of the file are passed through.
+ *
+ * Errors of a request (GPIN_IOC_DIO's return; GPIN_IOC_DIO_SUBMIT stops at
+ * the first request that has one):
+ *   EBADF      @fd not open, or not open for reading (READ) / writing (WRITE)
+ *   EINVAL     bad flags/op/mode/reserved, nr_segs == 0, not a regular file
+ *              or block device, a file that cannot do direct I/O,
+ *              misalignment, a negative offset
+ *   E2BIG      nr_segs > GPIN_DIO_MAX_SEGS, or more than GPIN_DIO_MAX_BYTES
+ *   EFAULT     bad iov pointer, buffers not (entirely) mapped or, for READ,
+ *              not writable
+ *   EPERM      caller's mm is not the one that opened /dev/gpin
+ *   others     from pinning (ENOMEM, ...) and from the file (EIO, ENOSPC...)
+ */
+#define GPIN_DIO_MAX_SEGS	256U		/* iovec segments per request */
+#define GPIN_DIO_MAX_BYTES	(4U << 20)	/* bytes per request */
+#define GPIN_DIO_MAX_INFLIGHT	1024U		/* submitted, not yet reaped */
+#define GPIN_DIO_MAX_BATCH	256U		/* requests per SUBMIT / REAP */
+
+/**
+ * enum gpin_dio_op - direction of a direct I/O request
+ * @GPIN_DIO_READ: file -> buffers (preadv)
+ * @GPIN_DIO_WRITE: buffers -> file (pwritev)
+ */
+enum gpin_dio_op {
+	GPIN_DIO_READ = 0,
+	GPIN_DIO_WRITE = 1,
+};
+
+/**
+ * struct gpin_dio - one direct I/O request: GPIN_IOC_DIO, and the elements
+ *	of GPIN_IOC_DIO_SUBMIT's array
+ * @size: sizeof(struct gpin_dio)
+ * @flags: must be zero
+ * @fd: file descriptor of the caller: regular file or block device
+ * @op: enum gpin_dio_op
+ * @offset: file offset in bytes
+ * @iov: user pointer to struct iovec[@nr_segs], the buffers
+ * @nr_segs: 1..GPIN_DIO_MAX_SEGS; zero-length segments are allowed
+ * @mode: enum gpin_mode: how the buffers' pages are pinned
+ * @user_data: SUBMIT: returned in the request's struct gpin_dio_event;
+ *	DIO: ignored
+ * @reserved: must be zero
+ */
+struct gpin_dio {
+	__u32 size;
+	__u32 flags;
+	__s32 fd;
+	__u32 op;
+	__u64 offset;
+	__u64 iov;
+	__u32 nr_segs;
+	__u32 mode;
+	__u64 user_data;
+	__u64 reserved[2];
+};
+
+/**
+ * struct gpin_dio_submit - GPIN_IOC_DIO_SUBMIT
+ * @size: sizeof(struct gpin_dio_submit)
+ * @flags: must be zero
+ * @nr: number of requests, 1..GPIN_DIO_MAX_BATCH
+ * @reserved0: must be zero
+ * @reqs: user pointer to the requests, struct gpin_dio[@nr], contiguous;
+ *	the array's stride is the @size of its first element, and every
+ *	element must have that size
+ * @reserved: must be zero
+ *
+ * Pins each request's buffers and starts its I/O in the calling thread,
+ * in order; returns without waiting for the I/O.  Return: the number of
+ * requests started (1..@nr).  A request that cannot be started stops the
+ * batch: if it is the first, the ioctl fails with its error (EAGAIN when
+ * GPIN_DIO_MAX_INFLIGHT requests are already submitted and not reaped),
+ * otherwise the count of those before it is returned.  Each started
+ * request produces exactly one struct gpin_dio_event, including requests
+ * whose I/O failed immediately.
+ */
+struct gpin_dio_submit {
+	__u32 size;
+	__u32 flags;
+	__u32 nr;
+	__u32 reserved0;
+	__u64 reqs;
+	__u64 reserved[2];
+};
+
+/**
+ * struct gpin_dio_event - the completion of one submitted request
+ * @user_data: the request's user_data
+ * @result: bytes transferred (possibly short), or a negative errno
+ * @flags: zero
+ * @reserved: zero
+ */
+struct gpin_dio_event {
+	__u64 user_data;
+	__s64 result;
+	__u32 flags;
+	__u32 reserved;
+};
+
+/**
+ * struct gpin_dio_reap - GPIN_IOC_DIO_REAP
+ * @size: sizeof(struct gpin_dio_reap)
+ * @flags: must be zero
+ * @nr: room in @events, 1..GPIN_DIO_MAX_BATCH
+ * @reserved0: must be zero
+ * @events: user pointer to struct gpin_dio_event[@nr]
+ * @inflight: out: requests submitted on this file and not yet reaped,
+ *	after this call
+ *
+ * Never blocks.  Return: the number of events copied, 0 when none is
+ * ready.  Events come in completion order.  Their pages are already
+ * released (and, for reads, dirtied) when an event becomes visible.
+ */
+struct gpin_dio_reap {
+	__u32 size;
+	__u32 flags;
+	__u32 nr;
+	__u32 reserved0;
+	__u64 events;
+	__u64 inflight;
+};
+
+/**
+ * struct gpin_set_eventfd - GPIN_IOC_SET_EVENTFD
+ * @size: sizeof(struct gpin_set_eventfd)
+ * @flags: must be zero
+ * @fd: an eventfd, signalled (+1) once per completed request; -1 removes it
+ * @reserved: must be zero
+ */
+struct gpin_set_eventfd {
+	__u32 size;
+	__u32 flags;
+	__s32 fd;
+	__u32 reserved;
+};
+
 /* Not registered in ioctl-number.rst; the size lives in the structs. */
 #define GPIN_IOC_TYPE		0xB7
 #define GPIN_IOC_PIN		_IO(GPIN_IOC_TYPE, 0x00)
 #define GPIN_IOC_UNPIN		_IO(GPIN_IOC_TYPE, 0x01)
 #define GPIN_IOC_STATS		_IO(GPIN_IOC_TYPE, 0x02)
 #define GPIN_IOC_STATS_RESET	_IO(GPIN_IOC_TYPE, 0x03)
-/* 0x10..0x1f: reserved for direct I/O (DIO) */
+/* 0x10..0x1f: direct I/O */
+#define GPIN_IOC_DIO		_IO(GPIN_IOC_TYPE, 0x10)
+#define GPIN_IOC_DIO_SUBMIT	_IO(GPIN_IOC_TYPE, 0x11)
+#define GPIN_IOC_DIO_REAP	_IO(GPIN_IOC_TYPE, 0x12)
+#define GPIN_IOC_SET_EVENTFD	_IO(GPIN_IOC_TYPE, 0x13)
 
 #endif /* _UAPI_GPIN_H */

@@ -8,6 +8,8 @@
 #ifndef GPIN_COMPAT_H
 #define GPIN_COMPAT_H
 
+#include <linux/eventfd.h>
+#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/version.h>
 
@@ -34,5 +36,51 @@ static inline long gpin_get_user_pages(unsigned long start, unsigned long nr,
 #define gpin_pmd_special(pmd)	false
 #define gpin_pud_special(pud)	false
 #endif
+
+/* 6.8 dropped the count argument of eventfd_signal() (it is always 1). */
+static inline void gpin_eventfd_signal(struct eventfd_ctx *ctx)
+{
+#if KERNEL_VERSION(6, 8, 0) <= LINUX_VERSION_CODE
+	eventfd_signal(ctx);
+#else
+	eventfd_signal(ctx, 1);
+#endif
+}
+
+/*
+ * Freeze protection (sb_start_write) around a direct write, as aio and
+ * io_uring take it: from submission until the I/O completes.  Since 6.6
+ * vfs_iocb_iter_write() takes it itself and drops it when the I/O did not
+ * get queued; a queued one must drop it at completion with
+ * kiocb_end_write().  Before 6.6 the caller does both, for regular files.
+ * The lockdep annotations hand the "lock" over to the completion context.
+ */
+static inline void gpin_write_begin(struct kiocb *iocb)
+{
+#if KERNEL_VERSION(6, 6, 0) > LINUX_VERSION_CODE
+	struct inode *inode = file_inode(iocb->ki_filp);
+
+	if (S_ISREG(inode->i_mode)) {
+		sb_start_write(inode->i_sb);
+		__sb_writers_release(inode->i_sb, SB_FREEZE_WRITE);
+	}
+#endif
+}
+
+/* @queued: the write returned -EIOCBQUEUED and is completing now. */
+static inline void gpin_write_end(struct kiocb *iocb, bool queued)
+{
+#if KERNEL_VERSION(6, 6, 0) <= LINUX_VERSION_CODE
+	if (queued)
+		kiocb_end_write(iocb);
+#else
+	struct inode *inode = file_inode(iocb->ki_filp);
+
+	if (S_ISREG(inode->i_mode)) {
+		__sb_writers_acquired(inode->i_sb, SB_FREEZE_WRITE);
+		sb_end_write(inode->i_sb);
+	}
+#endif
+}
 
 #endif /* GPIN_COMPAT_H */

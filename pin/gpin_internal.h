@@ -7,9 +7,12 @@
 #define GPIN_INTERNAL_H
 
 #include <linux/atomic.h>
+#include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/percpu.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 
 #include <gpin.h>
@@ -24,6 +27,8 @@ struct gpin_pcpu_mode {
 	u64 lock_wait_ns;
 	u64 max_irqoff_ns;
 	u64 failures;
+	u64 dio_requests;
+	u64 dio_bytes;
 	long live_pages;	/* pin on one CPU, unpin on another: sum */
 };
 
@@ -57,14 +62,24 @@ struct gpin_range {
  * @mm: the mm of the opener (mmgrab()ed); the only mm the file acts on
  * @pins: handle -> struct gpin_range
  * @live_pages: pages held through @pins
- *
- * Direct I/O state (requests in flight, completion records, eventfd) will
- * hang off this struct too.
+ * @dio_lock: protects @dio_events, @dio_inflight and @eventfd
+ * @dio_events: completed asynchronous requests, not yet reaped
+ * @dio_inflight: submitted requests whose I/O has not completed
+ * @dio_reqs: submitted requests not yet reaped (<= GPIN_DIO_MAX_INFLIGHT)
+ * @dio_idle: woken when @dio_inflight drops to zero
+ * @eventfd: signalled once per completed asynchronous request, or NULL
  */
 struct gpin_file {
 	struct mm_struct *mm;
 	struct xarray pins;
 	atomic_long_t live_pages;
+
+	spinlock_t dio_lock;
+	struct list_head dio_events;
+	unsigned int dio_inflight;
+	atomic_t dio_reqs;
+	wait_queue_head_t dio_idle;
+	struct eventfd_ctx *eventfd;
 };
 
 /* Tunables and device-wide state (stats.c). */
@@ -86,6 +101,20 @@ int gpin_range_pin(struct gpin_range *r, unsigned long start,
 		   unsigned long npages, u32 mode, bool write);
 void gpin_range_release(struct gpin_range *r, bool dirty);
 
+/* dio.c */
+int gpin_dio_init(void);
+void gpin_dio_exit(void);
+void gpin_dio_file_init(struct gpin_file *gf);
+void gpin_dio_file_release(struct gpin_file *gf);
+long gpin_dio_sync(struct gpin_file *gf, void __user *uarg);
+long gpin_dio_submit(struct gpin_file *gf, void __user *uarg);
+long gpin_dio_reap(struct gpin_file *gf, void __user *uarg);
+long gpin_dio_set_eventfd(struct gpin_file *gf, void __user *uarg);
+
+/* main.c */
+int gpin_copy_in(void *dst, size_t ksize, void __user *uarg);
+int gpin_check_caller(struct gpin_file *gf);
+
 /* stats.c */
 int gpin_stats_init(void);
 void gpin_stats_exit(void);
@@ -93,6 +122,7 @@ struct gpin_pcpu_mode *gpin_stats_this_cpu(u32 mode);
 void gpin_stats_put_cpu(void);
 void gpin_stats_live(u32 mode, long delta);
 void gpin_stats_irqoff(u32 mode, u64 ns);
+void gpin_stats_dio(u32 mode, long res);
 long gpin_live_pages(void);
 void gpin_stats_read(struct gpin_stats *st);
 void gpin_stats_reset(void);

@@ -2,8 +2,8 @@
 /*
  * gpin.ko: /dev/gpin, pinning of the calling process's own pages.
  *
- * Each open file is a struct gpin_file: the mm it acts on, and a table of
- * pinned ranges by handle.  Everything a file holds is released at its last
+ * Each open file is a struct gpin_file: the mm it acts on, a table of
+ * pinned ranges by handle, and its direct I/O requests (dio.c).  Everything a file holds is released at its last
  * close; the module cannot be unloaded while a file is open (the file holds
  * a module reference), so nothing outlives the module.
  */
@@ -27,7 +27,7 @@ static struct page *gpin_special_page;
  * space.  Smaller than we know: -EINVAL; larger: fine if the unknown tail
  * is zero (-E2BIG otherwise, from copy_struct_from_user()).
  */
-static int gpin_copy_in(void *dst, size_t ksize, void __user *uarg)
+int gpin_copy_in(void *dst, size_t ksize, void __user *uarg)
 {
 	u32 usize;
 
@@ -41,7 +41,7 @@ static int gpin_copy_in(void *dst, size_t ksize, void __user *uarg)
 }
 
 /* Only the mm that opened the file, never a kernel thread. */
-static int gpin_check_caller(struct gpin_file *gf)
+int gpin_check_caller(struct gpin_file *gf)
 {
 	if ((current->flags & PF_KTHREAD) || current->mm != gf->mm)
 		return -EPERM;
@@ -229,6 +229,14 @@ static long gpin_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return gpin_ioctl_stats(gf, uarg);
 	case GPIN_IOC_STATS_RESET:
 		return gpin_ioctl_stats_reset(gf, uarg);
+	case GPIN_IOC_DIO:
+		return gpin_dio_sync(gf, uarg);
+	case GPIN_IOC_DIO_SUBMIT:
+		return gpin_dio_submit(gf, uarg);
+	case GPIN_IOC_DIO_REAP:
+		return gpin_dio_reap(gf, uarg);
+	case GPIN_IOC_SET_EVENTFD:
+		return gpin_dio_set_eventfd(gf, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -252,6 +260,7 @@ static int gpin_open(struct inode *inode, struct file *file)
 	mmgrab(gf->mm);
 	xa_init_flags(&gf->pins, XA_FLAGS_ALLOC1);
 	atomic_long_set(&gf->live_pages, 0);
+	gpin_dio_file_init(gf);
 	file->private_data = gf;
 	return 0;
 }
@@ -262,6 +271,8 @@ static int gpin_release(struct inode *inode, struct file *file)
 	struct gpin_range *r;
 	unsigned long index;
 
+	/* first: direct I/O in flight writes into pages we hold */
+	gpin_dio_file_release(gf);
 	xa_for_each(&gf->pins, index, r) {
 		xa_erase(&gf->pins, index);
 		gpin_file_drop(gf, r);
@@ -316,11 +327,16 @@ static int __init gpin_init(void)
 	ret = gpin_stats_init();
 	if (ret)
 		goto err_page;
-	ret = misc_register(&gpin_misc);
+	ret = gpin_dio_init();
 	if (ret)
 		goto err_stats;
+	ret = misc_register(&gpin_misc);
+	if (ret)
+		goto err_dio;
 	return 0;
 
+err_dio:
+	gpin_dio_exit();
 err_stats:
 	gpin_stats_exit();
 err_page:
@@ -331,6 +347,7 @@ err_page:
 static void __exit gpin_exit(void)
 {
 	misc_deregister(&gpin_misc);
+	gpin_dio_exit();
 	/* No file can be open here, so every pinned page was released. */
 	WARN_ON(gpin_live_pages());
 	gpin_stats_exit();

@@ -48,6 +48,17 @@ void gpin_stats_irqoff(u32 mode, u64 ns)
 		m->max_irqoff_ns = ns;
 }
 
+/* One direct I/O request finished with @res (bytes or -errno). */
+void gpin_stats_dio(u32 mode, long res)
+{
+	struct gpin_pcpu_mode *m = gpin_stats_this_cpu(mode);
+
+	m->dio_requests++;
+	if (res > 0)
+		m->dio_bytes += res;
+	gpin_stats_put_cpu();
+}
+
 long gpin_live_pages(void)
 {
 	long sum = 0;
@@ -87,6 +98,8 @@ void gpin_stats_read(struct gpin_stats *st)
 			o->huge_leaves += READ_ONCE(c->huge_leaves);
 			o->lock_wait_ns += READ_ONCE(c->lock_wait_ns);
 			o->failures += READ_ONCE(c->failures);
+			o->dio_requests += READ_ONCE(c->dio_requests);
+			o->dio_bytes += READ_ONCE(c->dio_bytes);
 			/* signed per-CPU parts, a non-negative sum */
 			o->live_pages += (u64)READ_ONCE(c->live_pages);
 			if (max > o->max_irqoff_ns)
@@ -121,6 +134,8 @@ void gpin_stats_reset(void)
 			WRITE_ONCE(c->lock_wait_ns, 0);
 			WRITE_ONCE(c->max_irqoff_ns, 0);
 			WRITE_ONCE(c->failures, 0);
+			WRITE_ONCE(c->dio_requests, 0);
+			WRITE_ONCE(c->dio_bytes, 0);
 		}
 	}
 }
@@ -136,15 +151,15 @@ static int gpin_stats_show(struct seq_file *sf, void *unused)
 	gpin_stats_read(st);
 	seq_printf(sf, "live_pages %llu\nbatch %u\n", st->live_pages,
 		   st->batch);
-	seq_puts(sf, "mode calls pages fast_pages fallbacks huge_leaves lock_wait_ns max_irqoff_ns live_pages failures\n");
+	seq_puts(sf, "mode calls pages fast_pages fallbacks huge_leaves lock_wait_ns max_irqoff_ns live_pages failures dio_requests dio_bytes\n");
 	for (i = 0; i < GPIN_MODE_COUNT; i++) {
 		struct gpin_mode_stats *m = &st->mode[i];
 
-		seq_printf(sf, "%s %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
+		seq_printf(sf, "%s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
 			   gpin_mode_names[i], m->calls, m->pages,
 			   m->fast_pages, m->fallbacks, m->huge_leaves,
 			   m->lock_wait_ns, m->max_irqoff_ns, m->live_pages,
-			   m->failures);
+			   m->failures, m->dio_requests, m->dio_bytes);
 	}
 	kfree(st);
 	return 0;

@@ -98,6 +98,73 @@ int gpin_stats_reset(struct gpin *g)
 	return ioctl(g->fd, GPIN_IOC_STATS_RESET, &r) ? -1 : 0;
 }
 
+void gpin_dio_prep(struct gpin_dio *d, int fd, enum gpin_dio_op op,
+		   uint64_t offset, const struct iovec *iov,
+		   unsigned int nr_segs, enum gpin_mode mode,
+		   uint64_t user_data)
+{
+	memset(d, 0, sizeof(*d));
+	d->size = sizeof(*d);
+	d->fd = fd;
+	d->op = op;
+	d->offset = offset;
+	d->iov = (uintptr_t)iov;
+	d->nr_segs = nr_segs;
+	d->mode = mode;
+	d->user_data = user_data;
+}
+
+ssize_t gpin_dio(struct gpin *g, int fd, enum gpin_dio_op op,
+		 uint64_t offset, const struct iovec *iov, unsigned int nr_segs,
+		 enum gpin_mode mode)
+{
+	struct gpin_dio d;
+	int ret;
+
+	gpin_dio_prep(&d, fd, op, offset, iov, nr_segs, mode, 0);
+	ret = ioctl(g->fd, GPIN_IOC_DIO, &d);
+	return ret < 0 ? -1 : ret;
+}
+
+int gpin_dio_submit(struct gpin *g, struct gpin_dio *reqs, unsigned int nr)
+{
+	struct gpin_dio_submit s = {
+		.size = sizeof(s),
+		.nr = nr,
+		.reqs = (uintptr_t)reqs,
+	};
+	int ret = ioctl(g->fd, GPIN_IOC_DIO_SUBMIT, &s);
+
+	return ret < 0 ? -1 : ret;
+}
+
+int gpin_dio_reap(struct gpin *g, struct gpin_dio_event *ev, unsigned int max,
+		  uint64_t *inflight)
+{
+	struct gpin_dio_reap r = {
+		.size = sizeof(r),
+		.nr = max,
+		.events = (uintptr_t)ev,
+	};
+	int ret = ioctl(g->fd, GPIN_IOC_DIO_REAP, &r);
+
+	if (ret < 0)
+		return -1;
+	if (inflight)
+		*inflight = r.inflight;
+	return ret;
+}
+
+int gpin_set_eventfd(struct gpin *g, int efd)
+{
+	struct gpin_set_eventfd e = {
+		.size = sizeof(e),
+		.fd = efd,
+	};
+
+	return ioctl(g->fd, GPIN_IOC_SET_EVENTFD, &e) ? -1 : 0;
+}
+
 const char *gpin_mode_name(enum gpin_mode mode)
 {
 	switch (mode) {
@@ -122,7 +189,7 @@ const char *gpin_strerror(int err)
 	case EPERM:
 		return "not the process that opened " GPIN_DEVICE_PATH;
 	case E2BIG:
-		return "more pages than GPIN_MAX_PAGES_PER_PIN";
+		return "more than GPIN_MAX_PAGES_PER_PIN pages, GPIN_DIO_MAX_SEGS segments or GPIN_DIO_MAX_BYTES bytes";
 	case ENOSPC:
 		return "the file holds GPIN_MAX_PAGES_PER_FILE pages or GPIN_MAX_HANDLES_PER_FILE handles";
 	default:

@@ -16,23 +16,36 @@ echo "# kernel $(uname -r), gpin batch $(cat /sys/module/gpin/parameters/batch 2
 mkdir -p /sys/kernel/debug 2>/dev/null
 mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 
-# A real (non-shmem) filesystem for the file-backed test: ext4 on a brd
-# ramdisk.  Without it the test falls back to /tmp (tmpfs, i.e. shmem).
+# Block devices: brd ramdisk 0 carries ext4 (the file-backed pin test, the
+# DIO file target), ramdisk 1 is the raw DIO target; a memory-backed
+# null_blk whose requests complete from a 200 us timer (interrupt context,
+# after the submitter returned) is the asynchronous DIO target.  The host
+# root over 9p cannot do O_DIRECT.  Without them the tests skip those cases.
 fsdir=/tmp/gpin-fs
 if [ -n "${RIG_MODDIR:-}" ] &&
-   modprobe -d "$RIG_MODDIR" brd rd_nr=1 rd_size=16384 2>/dev/null &&
-   modprobe -d "$RIG_MODDIR" ext4 2>/dev/null &&
-   mkfs.ext4 -q -F /dev/ram0 >/dev/null 2>&1 &&
-   mkdir -p "$fsdir" && mount -t ext4 /dev/ram0 "$fsdir"; then
-	export GPIN_TEST_FILEDIR="$fsdir"
-	echo "# file-backed test on ext4 ($fsdir)"
-else
+   modprobe -d "$RIG_MODDIR" brd rd_nr=2 rd_size=16384 2>/dev/null; then
+	export GPIN_TEST_BLKDEV=/dev/ram1
+	if modprobe -d "$RIG_MODDIR" ext4 2>/dev/null &&
+	   mkfs.ext4 -q -F /dev/ram0 >/dev/null 2>&1 &&
+	   mkdir -p "$fsdir" && mount -t ext4 /dev/ram0 "$fsdir"; then
+		export GPIN_TEST_FILEDIR="$fsdir"
+		echo "# file-backed tests on ext4 ($fsdir), DIO on /dev/ram1"
+	fi
+fi
+[ -n "${GPIN_TEST_FILEDIR:-}" ] ||
 	echo "# no ext4 ramdisk: file-backed test runs on /tmp (tmpfs)"
+if [ -n "${RIG_MODDIR:-}" ] &&
+   modprobe -d "$RIG_MODDIR" null_blk nr_devices=1 gb=1 memory_backed=1 \
+	queue_mode=2 irqmode=2 completion_nsec=200000 2>/dev/null &&
+   [ -b /dev/nullb0 ]; then
+	export GPIN_TEST_NULLB=/dev/nullb0
+	echo "# asynchronous DIO on /dev/nullb0 (timer completions)"
 fi
 
 "$bin"
 rc=$?
 umount "$fsdir" 2>/dev/null
+rmmod null_blk brd 2>/dev/null
 [ "$rc" = 77 ] && exit 77
 
 echo "# debugfs stats after the tests:"

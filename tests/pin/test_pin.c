@@ -24,16 +24,15 @@
 #include <unistd.h>
 
 #include "libgpin.h"
+#include "test_pin.h"
 
-#define PAGE		4096UL
-#define HPAGE		(2UL << 20)
 #define NPAGES		64
 
-static struct gpin *g;
+struct gpin *g;
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static void *map_anon(size_t len, int prot)
+void *map_anon(size_t len, int prot)
 {
 	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -42,7 +41,7 @@ static void *map_anon(size_t len, int prot)
 }
 
 /* A 2M-aligned anonymous region of @len bytes. */
-static void *map_aligned(size_t len, size_t align)
+void *map_aligned(size_t len, size_t align)
 {
 	char *p = map_anon(len + align, PROT_READ | PROT_WRITE);
 	char *a = (char *)(((uintptr_t)p + align - 1) & ~(align - 1));
@@ -53,7 +52,7 @@ static void *map_aligned(size_t len, size_t align)
 	return a;
 }
 
-static void touch(void *p, size_t len, int seed)
+void touch(void *p, size_t len, int seed)
 {
 	size_t off;
 
@@ -91,14 +90,10 @@ static void check_pfns(const void *start, size_t npages, const uint64_t *pfns)
 	}
 }
 
-static void stats(struct gpin_stats *st)
+void stats(struct gpin_stats *st)
 {
 	ck_assert_msg(!gpin_stats(g, st), "stats: %s", strerror(errno));
 }
-
-/* Counter @field of @mode, after minus before. */
-#define DELTA(a, b, m, field) \
-	((long long)((b)->mode[m].field - (a)->mode[m].field))
 
 static int pin(void *start, uint64_t npages, int mode, unsigned int flags,
 	       uint64_t *pfns, uint32_t *handle)
@@ -107,14 +102,14 @@ static int pin(void *start, uint64_t npages, int mode, unsigned int flags,
 	       -errno : 0;
 }
 
-static void setup(void)
+void setup(void)
 {
 	g = gpin_open();
 	ck_assert_msg(g, "gpin_open: %s", gpin_strerror(errno));
 }
 
 /* The live counter must be back to zero once our file is closed. */
-static void teardown(void)
+void teardown(void)
 {
 	struct gpin_stats st;
 	struct gpin *g2;
@@ -911,6 +906,8 @@ static Suite *gpin_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_race);
 	suite_add_tcase(s, tc);
+
+	dio_add_tcases(s);
 
 	return s;
 }

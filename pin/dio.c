@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Direct I/O on pinned pages: GPIN_IOC_DIO (synchronous) and
+ * GPIN_IOC_DIO_SUBMIT / GPIN_IOC_DIO_REAP (asynchronous, batched).
+ *
+ * A request pins each iovec segment with gpin_range_pin() in the caller's
+ * thread and mode, describes the pinned pages with a bio_vec array, and
+ * hands an ITER_BVEC iterator to the file's ->read_iter/->write_iter
+ * through vfs_iocb_iter_read()/vfs_iocb_iter_write() with IOCB_DIRECT set:
+ * the kiocb path the kernel's aio uses, with our pages instead of
+ * get_user_pages() of the iovec inside the filesystem or block layer.
+ *
+ * Asynchronous completions can run in interrupt context (a block driver's
+ * completion IRQ or softirq, a timer).  Releasing the pages may sleep
+ * (set_page_dirty_lock() takes the page lock, the last fput() of a file
+ * can sleep), so ->ki_complete only records the result and queues the rest
+ * on a workqueue; the worker releases everything and only then makes the
+ * event visible, so a reaped event never has pages behind it.
+ */
+#include <linux/bvec.h>
+#include <linux/compat.h>
+#include <linux/eventfd.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+#include <linux/workqueue.h>
+
+#include "gpin_compat.h"
+#include "gpin_internal.h"
+
+static struct workqueue_struct *gpin_dio_wq;
+
+/**
+ * struct gpin_dio_req - one direct I/O request, then its completion event
+ * @iocb: the kiocb handed to the file; holds the file reference
+ * @iter: bvec iterator over @bvec
+ * @gf: owning file (asynchronous requests only)
+ * @work: completion work, queued by ->ki_complete
+ * @node: in gf->dio_events once completed
+ * @user_data: the caller's cookie
+ * @res: bytes transferred or -errno
+ * @mode: enum gpin_mode the pages were pinned with
+ * @write: GPIN_DIO_WRITE (buffers are read, pages not dirtied)
+ * @nr_ranges: pinned ranges in @ranges
+ * @ranges: one per non-empty iovec segment
+ * @bvec: one per page of @ranges, in order
+ */
+struct gpin_dio_req {
+	struct kiocb iocb;
+	struct iov_iter iter;
+	struct gpin_file *gf;
+	struct work_struct work;
+	struct list_head node;
+	u64 user_data;
+	long res;
+	u32 mode;
+	bool write;
+	unsigned int nr_ranges;
+	struct gpin_range *ranges;
+	struct bio_vec *bvec;
+};
+
+/* Drop the pages and the file; the request keeps only its event. */
+static void gpin_dio_put(struct gpin_dio_req *req)
+{
+	bool dirty = !req->write && req->res > 0;
+	unsigned int i;
+
+	for (i = 0; i < req->nr_ranges; i++)
+		gpin_range_release(&req->ranges[i], dirty);
+	kfree(req->ranges);
+	req->ranges = NULL;
+	req->nr_ranges = 0;
+	kvfree(req->bvec);
+	req->bvec = NULL;
+	if (req->iocb.ki_filp) {
+		fput(req->iocb.ki_filp);
+		req->iocb.ki_filp = NULL;
+	}
+}
+
+static void gpin_dio_free(struct gpin_dio_req *req)
+{
+	gpin_dio_put(req);
+	kfree(req);
+}
+
+/*
+ * Validate @d, take the file, pin the buffers and build the iterator.
+ * On error nothing is held (the caller frees @req).
+ */
+static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
+{
+	struct iovec *iov;
+	struct file *file;
+	size_t bytes = 0;
+	unsigned long npages = 0;
+	unsigned int i, nb = 0;
+	umode_t type;
+	int ret;
+
+	if (d->flags || d->reserved[0] || d->reserved[1] ||
+	    d->op > GPIN_DIO_WRITE || d->mode >= GPIN_MODE_COUNT ||
+	    !d->nr_segs || (s64)d->offset < 0)
+		return -EINVAL;
+	if (d->nr_segs > GPIN_DIO_MAX_SEGS)
+		return -E2BIG;
+	/* struct iovec of a 32-bit caller has another layout */
+	if (in_compat_syscall())
+		return -EOPNOTSUPP;
+	req->write = d->op == GPIN_DIO_WRITE;
+	req->mode = d->mode;
+	req->user_data = d->user_data;
+
+	file = fget(d->fd);
+	if (!file)
+		return -EBADF;
+	req->iocb.ki_filp = file;
+	if (!(file->f_mode & (req->write ? FMODE_WRITE : FMODE_READ)))
+		return -EBADF;
+	type = file_inode(file)->i_mode & S_IFMT;
+	if ((type != S_IFREG && type != S_IFBLK) ||
+	    !(file->f_mode & FMODE_CAN_ODIRECT))
+		return -EINVAL;
+
+	iov = memdup_user(u64_to_user_ptr(d->iov),
+			  array_size(d->nr_segs, sizeof(*iov)));
+	if (IS_ERR(iov))
+		return PTR_ERR(iov);
+	for (i = 0; i < d->nr_segs; i++) {
+		unsigned long base = (unsigned long)iov[i].iov_base;
+		size_t len = iov[i].iov_len;
+		unsigned long end;
+
+		if (!len)
+			continue;
+		if (len > GPIN_DIO_MAX_BYTES ||
+		    check_add_overflow(bytes, len, &bytes) ||
+		    bytes > GPIN_DIO_MAX_BYTES) {
+			ret = -E2BIG;
+			goto out;
+		}
+		if (check_add_overflow(base, len, &end) ||
+		    !access_ok(iov[i].iov_base, len)) {
+			ret = -EFAULT;
+			goto out;
+		}
+		npages += (PAGE_ALIGN(end) - (base & PAGE_MASK)) >> PAGE_SHIFT;
+		nb++;
+	}
+
+	ret = -ENOMEM;
+	if (nb) {
+		req->ranges = kcalloc(nb, sizeof(*req->ranges), GFP_KERNEL);
+		req->bvec = kvmalloc_array(npages, sizeof(*req->bvec),
+					   GFP_KERNEL);
+		if (!req->ranges || !req->bvec)
+			goto out;
+	}
+
+	npages = 0;
+	for (i = 0; i < d->nr_segs; i++) {
+		unsigned long base = (unsigned long)iov[i].iov_base;
+		size_t len = iov[i].iov_len;
+		unsigned long start = base & PAGE_MASK;
+		unsigned int off = offset_in_page(base);
+		struct gpin_range *r = &req->ranges[req->nr_ranges];
+		unsigned long j;
+
+		if (!len)
+			continue;
+		/* READ: the device writes into the buffers */
+		ret = gpin_range_pin(r, start,
+				     (PAGE_ALIGN(base + len) - start) >>
+				     PAGE_SHIFT, d->mode, !req->write);
+		if (ret)
+			goto out;
+		req->nr_ranges++;
+		for (j = 0; j < r->npages; j++) {
+			struct bio_vec *bv = &req->bvec[npages++];
+			size_t n = min_t(size_t, len, PAGE_SIZE - off);
+
+			bv->bv_page = r->pages[j];
+			bv->bv_offset = off;
+			bv->bv_len = n;
+			len -= n;
+			off = 0;
+		}
+	}
+	iov_iter_bvec(&req->iter, req->write ? ITER_SOURCE : ITER_DEST,
+		      req->bvec, npages, bytes);
+	ret = 0;
+out:
+	kfree(iov);
+	return ret;
+}
+
+/*
+ * The kiocb: IOCB_DIRECT whatever the file was opened with, so a file
+ * opened without O_DIRECT still gets direct I/O on our pages (the file was
+ * checked for FMODE_CAN_ODIRECT).
+ */
+static void gpin_dio_init_kiocb(struct gpin_dio_req *req, u64 offset)
+{
+	struct file *file = req->iocb.ki_filp;
+
+	init_sync_kiocb(&req->iocb, file);
+	req->iocb.ki_pos = offset;
+	req->iocb.ki_flags |= IOCB_DIRECT;
+	if (req->write)
+		req->iocb.ki_flags |= IOCB_WRITE;
+}
+
+static ssize_t gpin_dio_issue(struct gpin_dio_req *req)
+{
+	ssize_t ret;
+
+	if (!req->write)
+		return vfs_iocb_iter_read(req->iocb.ki_filp, &req->iocb,
+					  &req->iter);
+	gpin_write_begin(&req->iocb);
+	ret = vfs_iocb_iter_write(req->iocb.ki_filp, &req->iocb, &req->iter);
+	/* once queued, @req may already be completed and reaped */
+	if (ret != -EIOCBQUEUED)
+		gpin_write_end(&req->iocb, false);
+	return ret;
+}
+
+/* GPIN_IOC_DIO: one request, done when the ioctl returns. */
+long gpin_dio_sync(struct gpin_file *gf, void __user *uarg)
+{
+	struct gpin_dio_req *req;
+	struct gpin_dio d;
+	long ret;
+
+	ret = gpin_check_caller(gf);
+	if (ret)
+		return ret;
+	ret = gpin_copy_in(&d, sizeof(d), uarg);
+	if (ret)
+		return ret;
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	ret = gpin_dio_prep(req, &d);
+	if (ret)
+		goto out;
+	/* a sync kiocb (no ->ki_complete): the file waits for the I/O */
+	gpin_dio_init_kiocb(req, d.offset);
+	ret = gpin_dio_issue(req);
+	if (WARN_ON_ONCE(ret == -EIOCBQUEUED))
+		ret = -EIO;
+	req->res = ret;
+	gpin_stats_dio(req->mode, ret);
+out:
+	gpin_dio_free(req);
+	return ret;
+}
+
+/*
+ * Process context: release the request's pages and file, then publish its
+ * event.  The event is visible (and the file may be released) only after
+ * everything else is dropped.
+ */
+static void gpin_dio_finish(struct gpin_dio_req *req, bool queued)
+{
+	struct gpin_file *gf = req->gf;
+
+	if (req->write && queued)
+		gpin_write_end(&req->iocb, true);
+	gpin_dio_put(req);
+	gpin_stats_dio(req->mode, req->res);
+
+	/*
+	 * The last thing we touch is gf->dio_lock: gpin_dio_file_release()
+	 * waits for dio_inflight == 0 under the same lock, then frees gf.
+	 */
+	spin_lock(&gf->dio_lock);
+	list_add_tail(&req->node, &gf->dio_events);
+	if (gf->eventfd)
+		gpin_eventfd_signal(gf->eventfd);
+	if (!--gf->dio_inflight)
+		wake_up_all(&gf->dio_idle);
+	spin_unlock(&gf->dio_lock);
+}
+
+static void gpin_dio_work(struct work_struct *work)
+{
+	gpin_dio_finish(container_of(work, struct gpin_dio_req, work), true);
+}
+
+/* ->ki_complete: any context, possibly hard IRQ. */
+static void gpin_dio_complete(struct kiocb *iocb, long res)
+{
+	struct gpin_dio_req *req = container_of(iocb, struct gpin_dio_req,
+						iocb);
+
+	req->res = res;
+	queue_work(gpin_dio_wq, &req->work);
+}
+
+/* Start one request of a SUBMIT; on error nothing is held. */
+static int gpin_dio_submit_one(struct gpin_file *gf, const struct gpin_dio *d)
+{
+	struct gpin_dio_req *req;
+	ssize_t ret;
+
+	if (atomic_inc_return(&gf->dio_reqs) > GPIN_DIO_MAX_INFLIGHT) {
+		ret = -EAGAIN;
+		goto err_unaccount;
+	}
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req) {
+		ret = -ENOMEM;
+		goto err_unaccount;
+	}
+	ret = gpin_dio_prep(req, d);
+	if (ret)
+		goto err_free;
+
+	req->gf = gf;
+	INIT_WORK(&req->work, gpin_dio_work);
+	gpin_dio_init_kiocb(req, d->offset);
+	req->iocb.ki_complete = gpin_dio_complete;
+	spin_lock(&gf->dio_lock);
+	gf->dio_inflight++;
+	spin_unlock(&gf->dio_lock);
+
+	ret = gpin_dio_issue(req);
+	if (ret != -EIOCBQUEUED) {
+		/* done (or failed) without ->ki_complete: finish here */
+		req->res = ret;
+		gpin_dio_finish(req, false);
+	}
+	return 0;
+
+err_free:
+	gpin_dio_free(req);
+err_unaccount:
+	atomic_dec(&gf->dio_reqs);
+	return ret;
+}
+
+/* GPIN_IOC_DIO_SUBMIT */
+long gpin_dio_submit(struct gpin_file *gf, void __user *uarg)
+{
+	struct gpin_dio_submit s;
+	struct gpin_dio d;
+	u32 stride, size;
+	unsigned int i;
+	int ret;
+
+	ret = gpin_check_caller(gf);
+	if (ret)
+		return ret;
+	ret = gpin_copy_in(&s, sizeof(s), uarg);
+	if (ret)
+		return ret;
+	if (s.flags || s.reserved0 || s.reserved[0] || s.reserved[1] || !s.nr)
+		return -EINVAL;
+	if (s.nr > GPIN_DIO_MAX_BATCH)
+		return -E2BIG;
+	if (get_user(stride, (u32 __user *)u64_to_user_ptr(s.reqs)))
+		return -EFAULT;
+	if (stride < sizeof(d))
+		return -EINVAL;
+	if (stride > PAGE_SIZE)
+		return -E2BIG;
+
+	for (i = 0; i < s.nr; i++) {
+		void __user *ud = u64_to_user_ptr(s.reqs + (u64)i * stride);
+
+		if (get_user(size, (u32 __user *)ud)) {
+			ret = -EFAULT;
+			break;
+		}
+		if (size != stride) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = gpin_copy_in(&d, sizeof(d), ud);
+		if (!ret)
+			ret = gpin_dio_submit_one(gf, &d);
+		if (ret)
+			break;
+	}
+	return i ? i : ret;
+}
+
+/* GPIN_IOC_DIO_REAP: copy out up to nr events, never blocks. */
+long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
+{
+	struct gpin_dio_reap __user *ur = uarg;
+	struct gpin_dio_event *ev;
+	struct gpin_dio_req *req, *tmp;
+	struct gpin_dio_reap r;
+	unsigned int n = 0, max;
+	LIST_HEAD(done);
+	int ret;
+
+	ret = gpin_check_caller(gf);
+	if (ret)
+		return ret;
+	ret = gpin_copy_in(&r, sizeof(r), uarg);
+	if (ret)
+		return ret;
+	if (r.flags || r.reserved0 || !r.nr)
+		return -EINVAL;
+	max = min_t(u32, r.nr, GPIN_DIO_MAX_BATCH);
+	ev = kcalloc(max, sizeof(*ev), GFP_KERNEL);
+	if (!ev)
+		return -ENOMEM;
+
+	spin_lock(&gf->dio_lock);
+	list_for_each_entry_safe(req, tmp, &gf->dio_events, node) {
+		if (n == max)
+			break;
+		list_move_tail(&req->node, &done);
+		ev[n].user_data = req->user_data;
+		ev[n].result = req->res;
+		n++;
+	}
+	spin_unlock(&gf->dio_lock);
+
+	if (n && copy_to_user(u64_to_user_ptr(r.events), ev,
+			      n * sizeof(*ev))) {
+		/* put them back, in order, for the next try */
+		spin_lock(&gf->dio_lock);
+		list_splice(&done, &gf->dio_events);
+		spin_unlock(&gf->dio_lock);
+		ret = -EFAULT;
+		goto out;
+	}
+	list_for_each_entry_safe(req, tmp, &done, node)
+		kfree(req);
+	atomic_sub(n, &gf->dio_reqs);
+	ret = n;
+	if (put_user((u64)atomic_read(&gf->dio_reqs), &ur->inflight))
+		ret = -EFAULT;	/* the events were delivered all the same */
+out:
+	kfree(ev);
+	return ret;
+}
+
+/* GPIN_IOC_SET_EVENTFD */
+long gpin_dio_set_eventfd(struct gpin_file *gf, void __user *uarg)
+{
+	struct eventfd_ctx *ctx = NULL, *old;
+	struct gpin_set_eventfd e;
+	int ret;
+
+	ret = gpin_check_caller(gf);
+	if (ret)
+		return ret;
+	ret = gpin_copy_in(&e, sizeof(e), uarg);
+	if (ret)
+		return ret;
+	if (e.flags || e.reserved || e.fd < -1)
+		return -EINVAL;
+	if (e.fd >= 0) {
+		ctx = eventfd_ctx_fdget(e.fd);
+		if (IS_ERR(ctx))
+			return PTR_ERR(ctx);
+	}
+	spin_lock(&gf->dio_lock);
+	old = gf->eventfd;
+	gf->eventfd = ctx;
+	spin_unlock(&gf->dio_lock);
+	if (old)
+		eventfd_ctx_put(old);
+	return 0;
+}
+
+void gpin_dio_file_init(struct gpin_file *gf)
+{
+	spin_lock_init(&gf->dio_lock);
+	INIT_LIST_HEAD(&gf->dio_events);
+	gf->dio_inflight = 0;
+	atomic_set(&gf->dio_reqs, 0);
+	init_waitqueue_head(&gf->dio_idle);
+	gf->eventfd = NULL;
+}
+
+static bool gpin_dio_idle(struct gpin_file *gf)
+{
+	bool idle;
+
+	spin_lock(&gf->dio_lock);
+	idle = !gf->dio_inflight;
+	spin_unlock(&gf->dio_lock);
+	return idle;
+}
+
+/*
+ * Last close: I/O already started cannot be recalled from the block layer,
+ * so wait for it (it holds our pages), then drop the unreaped events.
+ * Also runs when the process exits with I/O in flight.
+ */
+void gpin_dio_file_release(struct gpin_file *gf)
+{
+	struct gpin_dio_req *req, *tmp;
+
+	wait_event(gf->dio_idle, gpin_dio_idle(gf));
+	list_for_each_entry_safe(req, tmp, &gf->dio_events, node) {
+		list_del(&req->node);
+		kfree(req);
+	}
+	atomic_set(&gf->dio_reqs, 0);
+	if (gf->eventfd)
+		eventfd_ctx_put(gf->eventfd);
+	gf->eventfd = NULL;
+}
+
+int gpin_dio_init(void)
+{
+	/* completions of many devices at once: not bound to the IRQ's CPU */
+	gpin_dio_wq = alloc_workqueue("gpin_dio", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      0);
+	return gpin_dio_wq ? 0 : -ENOMEM;
+}
+
+/* All files are closed: every request finished; wait for the workers. */
+void gpin_dio_exit(void)
+{
+	destroy_workqueue(gpin_dio_wq);
+}

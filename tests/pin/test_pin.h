@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared by the gpin.ko test files (test_pin.c, test_pin_dio.c). */
+#ifndef TEST_PIN_H
+#define TEST_PIN_H
+
+#include <check.h>
+#include <stddef.h>
+
+#include "libgpin.h"
+
+#define PAGE		4096UL
+#define HPAGE		(2UL << 20)
+
+/* Counter @field of @mode, after minus before. */
+#define DELTA(a, b, m, field) \
+	((long long)((b)->mode[m].field - (a)->mode[m].field))
+
+/* The test's own /dev/gpin file, opened by setup(). */
+extern struct gpin *g;
+
+void *map_anon(size_t len, int prot);
+void *map_aligned(size_t len, size_t align);
+void touch(void *p, size_t len, int seed);
+void stats(struct gpin_stats *st);
+void setup(void);
+void teardown(void);
+
+/* test_pin_dio.c */
+void dio_add_tcases(Suite *s);
+
+#endif /* TEST_PIN_H */
