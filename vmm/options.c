@@ -18,6 +18,7 @@ enum {
 	OPT_MEM = 'm',
 	OPT_HELP = 'h',
 	OPT_VERSION = 'V',
+	OPT_DISK = 'd',
 };
 
 static const struct option long_options[] = {
@@ -26,6 +27,7 @@ static const struct option long_options[] = {
 	{ "cmdline",	required_argument, NULL, OPT_CMDLINE },
 	{ "cpus",	required_argument, NULL, OPT_CPUS },
 	{ "mem",	required_argument, NULL, OPT_MEM },
+	{ "disk",	required_argument, NULL, OPT_DISK },
 	{ "help",	no_argument,	   NULL, OPT_HELP },
 	{ "version",	no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -43,6 +45,13 @@ void options__usage(FILE *out, const char *prog)
 "  -p, --cpus N         vCPUs, 1..%d, one thread each, named vcpuN (default 1)\n"
 "  -m, --mem SIZE       guest RAM with unit K, M or G, plain number = MiB,\n"
 "                       %llu MiB..%llu GiB (default %llu MiB)\n"
+"  -d, --disk PATH[,ro][,pin=kernel][,queues=N][,io=vcpu|iothread]\n"
+"                       virtio-blk disk on a file or block device, O_DIRECT;\n"
+"                       up to %d; queues default to one per vCPU (max %d);\n"
+"                       io=vcpu: the notifying vCPU submits (default),\n"
+"                       io=iothread: a thread per queue woken by ioeventfd.\n"
+"                       pin=kernel: io_uring (the host kernel pins); fast and\n"
+"                       locked need gpin.ko's async DIO (not yet in gpin-vmm)\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n"
@@ -54,7 +63,8 @@ void options__usage(FILE *out, const char *prog)
 		prog, DEFAULT_CMDLINE, VM_CPUS_MAX,
 		(unsigned long long)(GUEST_MEM_MIN >> 20),
 		(unsigned long long)(GUEST_MEM_MAX >> 30),
-		(unsigned long long)(DEFAULT_MEM >> 20), PORT_EXIT);
+		(unsigned long long)(DEFAULT_MEM >> 20), VM_DISKS_MAX,
+		DISK_QUEUES_MAX, PORT_EXIT);
 }
 
 int options__parse_size(const char *s, uint64_t *bytes)
@@ -125,6 +135,95 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
+/* Splits off the next ",word" of *s; NULL at the end. */
+static char *next_word(char **s)
+{
+	char *w = *s, *comma;
+
+	if (!w)
+		return NULL;
+	comma = strchr(w, ',');
+	if (comma) {
+		*comma = '\0';
+		*s = comma + 1;
+	} else {
+		*s = NULL;
+	}
+	return w;
+}
+
+static int parse_disk_word(char *w, struct disk_options *d, char *err,
+			   size_t errlen)
+{
+	char *val = strchr(w, '=');
+	unsigned long n;
+	char *end;
+
+	if (!strcmp(w, "ro")) {
+		d->ro = true;
+		return 0;
+	}
+	if (!val)
+		return fail(err, errlen, "--disk: unknown flag '%s'", w);
+	*val++ = '\0';
+	if (!strcmp(w, "pin")) {
+		if (!strcmp(val, "kernel"))
+			d->pin = DISK_PIN_KERNEL;
+		else if (!strcmp(val, "fast") || !strcmp(val, "locked"))
+			return fail(err, errlen,
+				    "--disk: pin=%s needs gpin.ko's asynchronous DIO, "
+				    "not in gpin-vmm yet; use pin=kernel", val);
+		else
+			return fail(err, errlen,
+				    "--disk: pin=%s: expected fast, locked or kernel",
+				    val);
+		return 0;
+	}
+	if (!strcmp(w, "io")) {
+		if (!strcmp(val, "vcpu"))
+			d->io = DISK_IO_VCPU;
+		else if (!strcmp(val, "iothread"))
+			d->io = DISK_IO_IOTHREAD;
+		else
+			return fail(err, errlen,
+				    "--disk: io=%s: expected vcpu or iothread", val);
+		return 0;
+	}
+	if (!strcmp(w, "queues")) {
+		errno = 0;
+		n = strtoul(val, &end, 10);
+		if (!isdigit((unsigned char)*val) || errno || *end || n < 1 ||
+		    n > DISK_QUEUES_MAX)
+			return fail(err, errlen,
+				    "--disk: queues=%s: expected 1 to %d", val,
+				    DISK_QUEUES_MAX);
+		d->queues = n;
+		return 0;
+	}
+	return fail(err, errlen, "--disk: unknown option '%s='", w);
+}
+
+int options__parse_disk(const char *s, struct disk_options *d, char *err,
+			size_t errlen)
+{
+	char buf[PATH_MAX + 64], *rest = buf, *w;
+
+	*d = (struct disk_options) { .pin = DISK_PIN_KERNEL, .io = DISK_IO_VCPU };
+	if (strlen(s) >= sizeof(buf))
+		return fail(err, errlen, "--disk: value too long");
+	strcpy(buf, s);
+	w = next_word(&rest);
+	if (!*w)
+		return fail(err, errlen, "--disk '%s': no path", s);
+	if (strlen(w) >= sizeof(d->path))
+		return fail(err, errlen, "--disk: path too long");
+	strcpy(d->path, w);
+	while ((w = next_word(&rest)))
+		if (parse_disk_word(w, d, err, errlen))
+			return -1;
+	return 0;
+}
+
 static int options__check(const struct vm_options *opts, char *err,
 			  size_t errlen)
 {
@@ -149,7 +248,7 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 	/* Parsing may run more than once in a process (the unit tests). */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":k:i:c:p:m:hV", long_options,
+	while ((c = getopt_long(argc, argv, ":k:i:c:p:m:d:hV", long_options,
 				NULL)) != -1) {
 		switch (c) {
 		case OPT_KERNEL:
@@ -179,6 +278,16 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 					    optarg,
 					    (unsigned long long)(GUEST_MEM_MIN >> 20),
 					    (unsigned long long)(GUEST_MEM_MAX >> 30));
+			break;
+		case OPT_DISK:
+			if (opts->ndisks == VM_DISKS_MAX)
+				return fail(err, errlen, "at most %d --disk options",
+					    VM_DISKS_MAX);
+			if (options__parse_disk(optarg,
+						&opts->disks[opts->ndisks],
+						err, errlen))
+				return -1;
+			opts->ndisks++;
 			break;
 		case OPT_HELP:
 			opts->help = true;

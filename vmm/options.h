@@ -6,6 +6,7 @@
 #ifndef GPIN_OPTIONS_H
 #define GPIN_OPTIONS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,30 @@
 #define VM_CPUS_MAX		64
 #define DEFAULT_CMDLINE		"console=ttyS0"
 #define DEFAULT_MEM		(256ULL << 20)
+/* virtio-mmio disks; each takes one of the IOAPIC's GSIs 16..23. */
+#define VM_DISKS_MAX		8
+#define DISK_QUEUES_MAX		64
+
+/* Who pins the guest's buffers for a disk's direct I/O. */
+enum disk_pin {
+	DISK_PIN_KERNEL,	/* io_uring: the host kernel's own GUP */
+	DISK_PIN_FAST,		/* gpin.ko, fast path */
+	DISK_PIN_LOCKED,	/* gpin.ko, mmap-lock path */
+};
+
+/* Which thread takes a queue's requests. */
+enum disk_io {
+	DISK_IO_VCPU,		/* the notifying vCPU */
+	DISK_IO_IOTHREAD,	/* the queue's own thread, via ioeventfd */
+};
+
+struct disk_options {
+	char path[PATH_MAX];
+	bool ro;
+	enum disk_pin pin;
+	unsigned int queues;	/* 0: one per vCPU */
+	enum disk_io io;
+};
 
 struct vm_options {
 	const char *kernel;
@@ -20,6 +45,8 @@ struct vm_options {
 	const char *cmdline;
 	unsigned int ncpus;
 	uint64_t mem_size;
+	struct disk_options disks[VM_DISKS_MAX];
+	unsigned int ndisks;
 	bool help;
 	bool version;
 };
@@ -33,6 +60,13 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 
 /* "512M", "2G", "1048576K", "300" (MiB); 0 on success, -1 on bad input. */
 int options__parse_size(const char *s, uint64_t *bytes);
+
+/*
+ * One --disk value, "path[,ro][,pin=fast|locked|kernel][,queues=N]
+ * [,io=vcpu|iothread]"; 0, or -1 with a reason in @err.
+ */
+int options__parse_disk(const char *s, struct disk_options *d, char *err,
+			size_t errlen);
 
 void options__usage(FILE *out, const char *prog);
 

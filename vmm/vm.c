@@ -17,7 +17,9 @@
 #include "arch/x86/layout.h"
 #include "devices/acpi_pm.h"
 #include "devices/pvpanic.h"
+#include "devices/virtio_blk.h"
 #include "vcpu.h"
+#include "virtio/mmio.h"
 #include "vm.h"
 
 #define KVM_DEV			"/dev/kvm"
@@ -25,6 +27,13 @@
 /* Intel needs a TSS and identity-map page KVM uses in real mode; in the hole. */
 #define KVM_TSS_ADDR		0xfffbd000ULL
 #define KVM_IDENTITY_MAP_ADDR	0xfffbc000ULL
+/*
+ * virtio-mmio device i sits at VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE
+ * with GSI VIRTIO_GSI_BASE + i: the IOAPIC pins above the ISA IRQs,
+ * level-triggered, which the DSDT tells the guest.  (A candidate for
+ * arch/x86/layout.h.)
+ */
+#define VIRTIO_GSI_BASE		16
 
 static const struct {
 	int cap;
@@ -246,6 +255,104 @@ static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
 	return ret;
 }
 
+static void *vm_translate(void *opaque, uint64_t gpa, uint64_t len)
+{
+	return vm__gpa_to_hva(opaque, gpa, len);
+}
+
+static void virtio_set_irq(void *opaque, unsigned int gsi, int level)
+{
+	vm__set_irq(opaque, gsi, level);
+}
+
+/*
+ * io=iothread: the QueueNotify write of queue q (value q) signals that
+ * queue's eventfd inside KVM, and the vCPU goes straight back to the
+ * guest without an exit to the VMM.
+ */
+static int vm_attach_ioeventfds(struct vm *vm, struct virtio_blk *blk,
+				uint64_t base, unsigned int nq)
+{
+	unsigned int q;
+
+	for (q = 0; q < nq; q++) {
+		struct kvm_ioeventfd ev = {
+			.datamatch = q,
+			.addr = base + VIRTIO_MMIO_QUEUE_NOTIFY,
+			.len = 4,
+			.fd = virtio_blk__kick_fd(blk, q),
+			.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
+		};
+
+		if (ev.fd < 0)
+			return 0;
+		if (ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev))
+			return -errno;
+	}
+	return 0;
+}
+
+static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
+			 unsigned int i)
+{
+	struct virtq_mem mem = { .translate = vm_translate, .opaque = vm };
+	struct virtio_blk_params p = {
+		.path = d->path,
+		.ro = d->ro,
+		.nqueues = d->queues ? d->queues : vm->ncpus,
+		.iothread = d->io == DISK_IO_IOTHREAD,
+		.backend = &blk_backend_kernel_ops,
+		.index = i,
+	};
+	uint64_t base = VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE;
+	char err[256];
+	int ret;
+
+	vm->disks[i] = virtio_blk__create(&p, err, sizeof(err));
+	if (!vm->disks[i]) {
+		fprintf(stderr, "gpin-vmm: --disk %s\n", err);
+		return -EINVAL;
+	}
+	vm->ndisks = i + 1;
+	vm->disk_mmio[i] = virtio_mmio__create(virtio_blk__dev(vm->disks[i]),
+					       &mem, base, VIRTIO_GSI_BASE + i,
+					       virtio_set_irq, vm);
+	if (!vm->disk_mmio[i])
+		return -ENOMEM;
+	ret = virtio_mmio__attach(vm->disk_mmio[i], &vm->mmio);
+	if (!ret)
+		ret = vm_attach_ioeventfds(vm, vm->disks[i], base, p.nqueues);
+	if (ret)
+		fprintf(stderr, "gpin-vmm: --disk %s: %s\n", d->path,
+			strerror(-ret));
+	return ret;
+}
+
+/* Disk i is virtio-mmio device i: the DSDT lists them in this order. */
+static int vm_setup_disks(struct vm *vm, const struct vm_options *opts)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < opts->ndisks && !ret; i++)
+		ret = vm_setup_disk(vm, &opts->disks[i], i);
+	return ret;
+}
+
+static void vm_destroy_disks(struct vm *vm)
+{
+	unsigned int i;
+
+	/* The transport resets its device first: no I/O is left in flight. */
+	for (i = 0; i < vm->ndisks; i++) {
+		virtio_mmio__destroy(vm->disk_mmio[i]);
+		virtio_blk__destroy(vm->disks[i]);
+		vm->disk_mmio[i] = NULL;
+		vm->disks[i] = NULL;
+	}
+	vm->ndisks = 0;
+}
+
 static int vm_create_vcpus(struct vm *vm)
 {
 	struct kvm_cpuid2 *cpuid;
@@ -304,6 +411,8 @@ int vm__create(struct vm *vm, const struct vm_options *opts,
 	if (!ret)
 		ret = vm_setup_devices(vm, console);
 	if (!ret)
+		ret = vm_setup_disks(vm, opts);
+	if (!ret)
 		ret = vm_create_vcpus(vm);
 	if (ret)
 		goto err;
@@ -321,11 +430,20 @@ int vm__load(struct vm *vm, const struct vm_options *opts,
 		.lowmem_size = vm->lowmem_size,
 		.ram_size = vm->ram_size,
 	};
+	struct acpi_virtio_mmio virtio[VM_DISKS_MAX];
 	struct boot_files f = *files;
 	struct boot_info info;
+	unsigned int i;
 	int ret;
 
-	ret = acpi__build(vm->ram, vm->lowmem_size, vm->ncpus);
+	for (i = 0; i < vm->ndisks; i++)
+		virtio[i] = (struct acpi_virtio_mmio) {
+			.base = virtio_mmio__base(vm->disk_mmio[i]),
+			.size = VIRTIO_MMIO_WINDOW,
+			.gsi = virtio_mmio__gsi(vm->disk_mmio[i]),
+		};
+	ret = acpi__build(vm->ram, vm->lowmem_size, vm->ncpus, virtio,
+			  vm->ndisks);
 	if (ret) {
 		snprintf(err, errlen, "building ACPI tables: %s", strerror(-ret));
 		return -1;
@@ -435,6 +553,8 @@ void vm__join(struct vm *vm)
 	for (i = 0; i < vm->ncpus; i++)
 		if (vm->vcpus && vm->vcpus[i])
 			vcpu__join(vm->vcpus[i]);
+	for (i = 0; i < vm->ndisks; i++)
+		virtio_blk__print_stats(vm->disks[i], stderr);
 }
 
 void vm__destroy(struct vm *vm)
@@ -447,6 +567,7 @@ void vm__destroy(struct vm *vm)
 		free(vm->vcpus);
 		vm->vcpus = NULL;
 	}
+	vm_destroy_disks(vm);
 	serial__destroy(vm->serial);
 	vm->serial = NULL;
 	acpi_pm__destroy(vm->acpi_pm);

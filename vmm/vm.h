@@ -19,6 +19,8 @@
 #include "devices/serial.h"
 
 struct vcpu;
+struct virtio_blk;
+struct virtio_mmio;
 struct acpi_pm;
 struct pvpanic;
 struct boot_files;
@@ -62,6 +64,11 @@ struct vm {
 	struct rtc rtc;
 	struct acpi_pm *acpi_pm;
 	struct pvpanic *pvpanic;
+
+	/* --disk i: a virtio-blk device on its virtio-mmio transport. */
+	unsigned int ndisks;
+	struct virtio_blk *disks[VM_DISKS_MAX];
+	struct virtio_mmio *disk_mmio[VM_DISKS_MAX];
 };
 
 /*
@@ -78,7 +85,7 @@ void vm__destroy(struct vm *vm);
 /* Starts the vCPU threads; vm__wait_stopped() and vm__join() end them. */
 int vm__start(struct vm *vm);
 bool vm__stopping(struct vm *vm);
-/* Stops and joins every vCPU thread. */
+/* Stops and joins every vCPU thread, then prints the disks' counters. */
 void vm__join(struct vm *vm);
 
 /*

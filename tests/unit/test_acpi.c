@@ -122,7 +122,7 @@ static const uint8_t *find_table(const char *sig)
 
 static void build(unsigned int ncpus)
 {
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, ncpus), 0);
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, ncpus, NULL, 0), 0);
 }
 
 START_TEST(test_rsdp_valid)
@@ -382,15 +382,102 @@ START_TEST(test_rebuild_independent)
 
 	ck_assert_ptr_nonnull(other);
 	build(8);
-	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 2), 0);
+	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 2, NULL, 0), 0);
 	build(8);
 	ck_assert_int_eq(memcmp(mem + ACPI_RSDP_START, other + ACPI_RSDP_START,
 				ACPI_TABLES_END - ACPI_RSDP_START) != 0, 1);
 	/* Rebuilding with the same count gives byte-identical tables. */
-	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 8), 0);
+	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 8, NULL, 0), 0);
 	ck_assert_int_eq(memcmp(mem + ACPI_RSDP_START, other + ACPI_RSDP_START,
 				ACPI_TABLES_END - ACPI_RSDP_START), 0);
 	free(other);
+}
+END_TEST
+
+/*
+ * Device (VRnn) for each virtio-mmio device: the _HID Linux's virtio_mmio
+ * binds, its _UID, Memory32Fixed of the window, an extended interrupt
+ * descriptor (consumer, level, active-high, exclusive) with the GSI.
+ */
+START_TEST(test_dsdt_virtio_mmio)
+{
+	static const struct acpi_virtio_mmio v[] = {
+		{ 0xd0000000, 0x200, 16 },
+		{ 0xd0001000, 0x200, 17 },
+	};
+	static const uint8_t res1[] = {
+		0x86, 0x09, 0x00, 0x01, 0x00, 0x10, 0x00, 0xd0,
+		0x00, 0x02, 0x00, 0x00,
+		0x89, 0x06, 0x00, 0x01, 0x01, 17, 0x00, 0x00, 0x00,
+		0x79, 0x00,
+	};
+	const uint8_t *d, *body, *scope, *dev;
+	uint32_t len, slen;
+	unsigned int nbytes;
+
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 2, v, 2), 0);
+	d = dsdt();
+	body = d + HDR_LEN;
+	len = rd32(d + 4) - HDR_LEN;
+	ck_assert_ptr_nonnull(memfind(body, len, "_HID\x0dLNRO0005\0", 14));
+	ck_assert_ptr_nonnull(memfind(body, len, "VR00", 4));
+	ck_assert_ptr_nonnull(memfind(body, len, "_UID\x0a\x01", 6));
+	ck_assert_ptr_nonnull(memfind(body, len, res1, sizeof(res1)));
+	dev = memfind(body, len, "VR01", 4);
+	ck_assert_ptr_nonnull(dev);
+	/* Device's one-byte PkgLength (before the name) runs to the end. */
+	ck_assert_uint_eq(dev[-3], 0x5b);
+	ck_assert_uint_eq(dev[-2], 0x82);
+	ck_assert_ptr_eq(dev - 1 + dev[-1], d + rd32(d + 4));
+
+	/* The \_SB scope now needs a two-byte PkgLength, still exact. */
+	scope = memfind(body, len, "\x10", 1);
+	ck_assert_ptr_nonnull(scope);
+	nbytes = (scope[1] >> 6) + 1;
+	ck_assert_uint_eq(nbytes, 2);
+	slen = (scope[1] & 0x0f) | scope[2] << 4;
+	ck_assert_mem_eq(scope + 1 + nbytes, "\\_SB_", 5);
+	ck_assert_ptr_eq(scope + 1 + slen, d + rd32(d + 4));
+}
+END_TEST
+
+/* Every device the VMM can have fits (multi-byte PkgLengths, ~2 KiB). */
+START_TEST(test_dsdt_virtio_max)
+{
+	struct acpi_virtio_mmio v[ACPI_MAX_VIRTIO];
+	unsigned int i;
+
+	for (i = 0; i < ACPI_MAX_VIRTIO; i++)
+		v[i] = (struct acpi_virtio_mmio) {
+			0xd0000000 + i * 0x1000, 0x200, i % 24 };
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 64, v,
+				     ACPI_MAX_VIRTIO), 0);
+	ck_assert_ptr_nonnull(memfind(dsdt(), rd32(dsdt() + 4), "VR1F", 4));
+}
+END_TEST
+
+static const struct acpi_virtio_mmio bad_virtio[] = {
+	{ 0xd0000000, 0x200, 24 },		/* not an IOAPIC pin */
+	{ 0xfffffff0, 0x200, 16 },		/* crosses 4 GiB */
+	{ 0x100000000ULL, 0x200, 16 },		/* above 4 GiB */
+	{ 0xd0000000, 0, 16 },			/* empty window */
+};
+
+START_TEST(test_bad_virtio)
+{
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, &bad_virtio[_i], 1),
+			 -EINVAL);
+	ck_assert_uint_eq(mem[ACPI_RSDP_START], POISON);
+}
+END_TEST
+
+START_TEST(test_bad_virtio_count)
+{
+	struct acpi_virtio_mmio v[ACPI_MAX_VIRTIO + 1] = { 0 };
+
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, NULL, 1), -EINVAL);
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, v,
+				     ACPI_MAX_VIRTIO + 1), -EINVAL);
 }
 END_TEST
 
@@ -407,7 +494,7 @@ static const struct {
 
 START_TEST(test_bad_args)
 {
-	ck_assert_int_eq(acpi__build(mem, bad_args[_i].size, bad_args[_i].ncpus),
+	ck_assert_int_eq(acpi__build(mem, bad_args[_i].size, bad_args[_i].ncpus, NULL, 0),
 			 -EINVAL);
 	/* Nothing written, not even the clearing of the area. */
 	ck_assert_uint_eq(mem[ACPI_RSDP_START], POISON);
@@ -417,13 +504,13 @@ END_TEST
 
 START_TEST(test_null_mem)
 {
-	ck_assert_int_eq(acpi__build(NULL, LOWMEM_SIZE, 1), -EINVAL);
+	ck_assert_int_eq(acpi__build(NULL, LOWMEM_SIZE, 1, NULL, 0), -EINVAL);
 }
 END_TEST
 
 START_TEST(test_exact_size_ok)
 {
-	ck_assert_int_eq(acpi__build(mem, ACPI_TABLES_END, 64), 0);
+	ck_assert_int_eq(acpi__build(mem, ACPI_TABLES_END, 64, NULL, 0), 0);
 	ck_assert_ptr_nonnull(find_rsdp());
 }
 END_TEST
@@ -450,6 +537,11 @@ static Suite *acpi_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_dsdt_s5);
 	tcase_add_test(tc, test_dsdt_pvpanic);
+	tcase_add_test(tc, test_dsdt_virtio_mmio);
+	tcase_add_test(tc, test_dsdt_virtio_max);
+	tcase_add_loop_test(tc, test_bad_virtio, 0,
+			    sizeof(bad_virtio) / sizeof(bad_virtio[0]));
+	tcase_add_test(tc, test_bad_virtio_count);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("madt");

@@ -254,9 +254,9 @@ _Static_assert(PORT_PVPANIC <= 0xffff, "pvpanic port in a 16-bit IO descriptor")
 #define ACPI_RES_END_TAG	0x79	/* type 0x0f, 1 byte follows */
 
 /*
- * The DSDT body, hand-assembled.  Every PkgLength here is below 64 and so
- * takes one byte; it counts itself and everything up to the end of its
- * object.  In ASL:
+ * The DSDT body.  The fixed parts are hand-assembled; the \_SB scope
+ * around them and the virtio devices are built by aml_*() below, since
+ * their length depends on how many devices there are.  In ASL:
  *
  *	Name (_S5, Package () { 5, 5, 0, 0 })
  *	Scope (\_SB) {
@@ -267,9 +267,18 @@ _Static_assert(PORT_PVPANIC <= 0xffff, "pvpanic port in a 16-bit IO descriptor")
  *				IO (Decode16, 0x505, 0x505, 1, 1)
  *			})
  *		}
+ *		Device (VR00) {			// one per virtio-mmio device
+ *			Name (_HID, "LNRO0005")
+ *			Name (_UID, 0)
+ *			Name (_CRS, ResourceTemplate () {
+ *				Memory32Fixed (ReadWrite, base, size)
+ *				Interrupt (ResourceConsumer, Level, ActiveHigh,
+ *					   Exclusive) { gsi }
+ *			})
+ *		}
  *	}
  */
-static const uint8_t dsdt_aml[] = {
+static const uint8_t dsdt_s5[] = {
 	/*
 	 * \_S5: Linux reads SLP_TYPa and SLP_TYPb from the first two elements
 	 * and writes SLP_TYPa to PM1a_CNT; its presence is also what makes
@@ -283,12 +292,9 @@ static const uint8_t dsdt_aml[] = {
 	AML_BYTE_PREFIX, ACPI_S5_SLP_TYP,	/* SLP_TYPb (no PM1b) */
 	AML_ZERO_OP,				/* reserved */
 	AML_ZERO_OP,				/* reserved */
+};
 
-	/* Scope (\_SB): devices conventionally live on the system bus. */
-	AML_SCOPE_OP,
-	0x36,					/* PkgLength: 54 bytes */
-	AML_ROOT_CHAR, '_', 'S', 'B', '_',
-
+static const uint8_t dsdt_pvpanic[] = {
 	/*
 	 * pvpanic.  Its _HID is not a PNP id, so Linux makes it a platform
 	 * device with the _CRS resources, which pvpanic-mmio then maps.
@@ -315,6 +321,150 @@ static const uint8_t dsdt_aml[] = {
 	PVPANIC_LEN,				/* length */
 	ACPI_RES_END_TAG, 0x00,			/* checksum 0: not checked */
 };
+
+/* Room for the DSDT body with ACPI_MAX_VIRTIO devices (~70 bytes each). */
+#define DSDT_BODY_MAX		4096
+
+/* An AML byte stream being built; @overflow makes every later put a no-op. */
+struct aml {
+	uint8_t buf[DSDT_BODY_MAX];
+	size_t len;
+	bool overflow;
+};
+
+static void aml_put(struct aml *a, const void *data, size_t n)
+{
+	if (a->overflow || n > sizeof(a->buf) - a->len) {
+		a->overflow = true;
+		return;
+	}
+	memcpy(a->buf + a->len, data, n);
+	a->len += n;
+}
+
+static void aml_byte(struct aml *a, uint8_t b)
+{
+	aml_put(a, &b, 1);
+}
+
+static void aml_u32(struct aml *a, uint32_t v)
+{
+	uint8_t le[4] = { v, v >> 8, v >> 16, v >> 24 };
+
+	aml_put(a, le, sizeof(le));
+}
+
+/*
+ * A PkgLength counts itself and what follows up to the end of its object,
+ * and takes 1 to 4 bytes (section 20.2.4), so it is written last: open
+ * remembers where it goes, close slides the contents up to make room.
+ */
+static size_t aml_open(struct aml *a)
+{
+	return a->len;
+}
+
+static void aml_close(struct aml *a, size_t start)
+{
+	size_t content = a->len - start, total;
+	unsigned int n, i;
+	uint8_t enc[4];
+
+	for (n = 1; n <= 4; n++) {
+		total = content + n;
+		if (total < (n == 1 ? 0x40ULL : 1ULL << (4 + 8 * (n - 1))))
+			break;
+	}
+	if (n > 4 || a->overflow || n > sizeof(a->buf) - a->len) {
+		a->overflow = true;
+		return;
+	}
+	if (n == 1) {
+		enc[0] = total;
+	} else {
+		enc[0] = (n - 1) << 6 | (total & 0x0f);
+		for (i = 1; i < n; i++)
+			enc[i] = total >> (4 + 8 * (i - 1));
+	}
+	memmove(a->buf + start + n, a->buf + start, content);
+	memcpy(a->buf + start, enc, n);
+	a->len += n;
+}
+
+static void aml_name_seg(struct aml *a, const char name[4])
+{
+	aml_put(a, name, 4);
+}
+
+/* Large resource descriptors (section 6.4.3). */
+#define ACPI_RES_MEM32_FIXED	0x86
+#define ACPI_RES_EXT_IRQ	0x89
+#define ACPI_RES_MEM_RW		0x01
+/* Extended IRQ flags: consumer; level, active-high and exclusive are 0. */
+#define ACPI_RES_IRQ_CONSUMER	0x01
+
+static void aml_virtio_mmio(struct aml *a, unsigned int uid,
+			    const struct acpi_virtio_mmio *v)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char name[4] = { 'V', 'R', hex[(uid >> 4) & 0xf], hex[uid & 0xf] };
+	size_t dev, buf;
+
+	aml_byte(a, AML_EXT_OP_PREFIX);
+	aml_byte(a, AML_DEVICE_OP);
+	dev = aml_open(a);
+	aml_name_seg(a, name);
+
+	aml_byte(a, AML_NAME_OP);
+	aml_name_seg(a, "_HID");
+	aml_byte(a, AML_STRING_PREFIX);
+	aml_put(a, "LNRO0005", 9);		/* with its NUL */
+
+	aml_byte(a, AML_NAME_OP);
+	aml_name_seg(a, "_UID");
+	aml_byte(a, AML_BYTE_PREFIX);
+	aml_byte(a, uid);
+
+	aml_byte(a, AML_NAME_OP);
+	aml_name_seg(a, "_CRS");
+	aml_byte(a, AML_BUFFER_OP);
+	buf = aml_open(a);
+	aml_byte(a, AML_BYTE_PREFIX);
+	aml_byte(a, 12 + 9 + 2);		/* BufferSize */
+	aml_byte(a, ACPI_RES_MEM32_FIXED);
+	aml_byte(a, 9);				/* length, u16 */
+	aml_byte(a, 0);
+	aml_byte(a, ACPI_RES_MEM_RW);
+	aml_u32(a, v->base);
+	aml_u32(a, v->size);
+	aml_byte(a, ACPI_RES_EXT_IRQ);
+	aml_byte(a, 6);				/* length, u16 */
+	aml_byte(a, 0);
+	aml_byte(a, ACPI_RES_IRQ_CONSUMER);
+	aml_byte(a, 1);				/* one interrupt */
+	aml_u32(a, v->gsi);
+	aml_byte(a, ACPI_RES_END_TAG);
+	aml_byte(a, 0);
+	aml_close(a, buf);
+	aml_close(a, dev);
+}
+
+static void aml_dsdt_body(struct aml *a, const struct acpi_virtio_mmio *virtio,
+			  unsigned int nvirtio)
+{
+	unsigned int i;
+	size_t scope;
+
+	aml_put(a, dsdt_s5, sizeof(dsdt_s5));
+	/* Scope (\_SB): devices conventionally live on the system bus. */
+	aml_byte(a, AML_SCOPE_OP);
+	scope = aml_open(a);
+	aml_put(a, "\\_SB_", 5);
+	aml_put(a, dsdt_pvpanic, sizeof(dsdt_pvpanic));
+	for (i = 0; i < nvirtio; i++)
+		aml_virtio_mmio(a, i, &virtio[i]);
+	aml_close(a, scope);
+}
 
 /* A bump allocator over the table area; the area starts out zeroed. */
 struct acpi_builder {
@@ -376,16 +526,26 @@ static struct acpi_gas acpi_gas_io(uint16_t port, uint8_t bytes,
 	};
 }
 
-static int acpi_build_dsdt(struct acpi_builder *b, uint64_t *gpa)
+static int acpi_build_dsdt(struct acpi_builder *b,
+			   const struct acpi_virtio_mmio *virtio,
+			   unsigned int nvirtio, uint64_t *gpa)
 {
-	uint32_t len = sizeof(struct acpi_table_header) + sizeof(dsdt_aml);
-	struct acpi_table_header *h = acpi_alloc(b, len, 16, gpa);
+	struct aml body;	/* 4 KiB: fine on a start-up stack */
+	struct acpi_table_header *h;
+	uint32_t len;
 
+	body.len = 0;
+	body.overflow = false;
+	aml_dsdt_body(&body, virtio, nvirtio);
+	if (body.overflow)
+		return -ENOSPC;
+	len = sizeof(struct acpi_table_header) + body.len;
+	h = acpi_alloc(b, len, 16, gpa);
 	if (!h)
 		return -ENOSPC;
 	/* Revision 2: integers in the AML are 64 bits wide. */
 	acpi_header_init(h, "DSDT", len, 2);
-	memcpy(h + 1, dsdt_aml, sizeof(dsdt_aml));
+	memcpy(h + 1, body.buf, body.len);
 	acpi_header_seal(h);
 	return 0;
 }
@@ -576,12 +736,13 @@ static void acpi_build_rsdp(uint8_t *mem, uint64_t rsdt, uint64_t xsdt)
 enum { SDT_FADT, SDT_MADT, SDT_COUNT };
 
 static int acpi_build_tables(struct acpi_builder *b, unsigned int ncpus,
-			     uint64_t *rsdt, uint64_t *xsdt)
+			     const struct acpi_virtio_mmio *virtio,
+			     unsigned int nvirtio, uint64_t *rsdt, uint64_t *xsdt)
 {
 	uint64_t dsdt, facs, sdt[SDT_COUNT];
 	int ret;
 
-	ret = acpi_build_dsdt(b, &dsdt);
+	ret = acpi_build_dsdt(b, virtio, nvirtio, &dsdt);
 	if (!ret)
 		ret = acpi_build_facs(b, &facs);
 	if (!ret)
@@ -597,7 +758,23 @@ static int acpi_build_tables(struct acpi_builder *b, unsigned int ncpus,
 	return ret;
 }
 
-int acpi__build(void *lowmem, size_t lowmem_size, unsigned int ncpus)
+static bool virtio_ok(const struct acpi_virtio_mmio *virtio,
+		      unsigned int nvirtio)
+{
+	unsigned int i;
+
+	if (nvirtio > ACPI_MAX_VIRTIO || (nvirtio && !virtio))
+		return false;
+	for (i = 0; i < nvirtio; i++)
+		if (!virtio[i].size || virtio[i].base >= SZ_4G ||
+		    virtio[i].size > SZ_4G - virtio[i].base ||
+		    virtio[i].gsi >= ACPI_IOAPIC_PINS)
+			return false;
+	return true;
+}
+
+int acpi__build(void *lowmem, size_t lowmem_size, unsigned int ncpus,
+		const struct acpi_virtio_mmio *virtio, unsigned int nvirtio)
 {
 	struct acpi_builder b = {
 		.mem = lowmem,
@@ -611,10 +788,12 @@ int acpi__build(void *lowmem, size_t lowmem_size, unsigned int ncpus)
 		return -EINVAL;
 	if (ncpus == 0 || ncpus > ACPI_MAX_CPUS)
 		return -EINVAL;
+	if (!virtio_ok(virtio, nvirtio))
+		return -EINVAL;
 
 	/* Whatever was there before must not look like a table or an RSDP. */
 	memset(b.mem + ACPI_RSDP_START, 0, ACPI_TABLES_END - ACPI_RSDP_START);
-	ret = acpi_build_tables(&b, ncpus, &rsdt, &xsdt);
+	ret = acpi_build_tables(&b, ncpus, virtio, nvirtio, &rsdt, &xsdt);
 	if (ret)
 		return ret;
 	/* Last, so a failed build leaves nothing for the guest to find. */

@@ -13,16 +13,34 @@
 
 /* APIC ids are 8 bits in xAPIC mode; 64 is also what the VMM accepts. */
 #define ACPI_MAX_CPUS		64
+/* virtio-mmio devices the DSDT can list (VIRTIO_MMIO_MAX windows). */
+#define ACPI_MAX_VIRTIO		32
+/* IOAPIC pins, so the GSIs an Interrupt() descriptor may name. */
+#define ACPI_IOAPIC_PINS	24
+
+/*
+ * A virtio-mmio device for the DSDT: Device (VRnn) with _HID "LNRO0005"
+ * (what Linux's virtio_mmio driver binds), _UID nn and a _CRS of its
+ * register window and its level-triggered, active-high interrupt.
+ */
+struct acpi_virtio_mmio {
+	uint64_t base;
+	uint32_t size;
+	uint32_t gsi;
+};
 
 /*
  * Writes the RSDP at ACPI_RSDP_START and the tables into
  * [ACPI_TABLES_START, ACPI_TABLES_END) of @lowmem, the host view of
  * guest-physical 0.., @lowmem_size bytes long.  vCPU i gets local APIC
- * id i.  Touches nothing else.  Returns 0, -EINVAL for a NULL or too
- * small @lowmem or for @ncpus outside 1..ACPI_MAX_CPUS, or -ENOSPC if the
- * tables do not fit (then no RSDP is written).
+ * id i; the DSDT lists @virtio[0..nvirtio) as VR00, VR01, ...  Touches
+ * nothing else.  Returns 0, -EINVAL for a NULL or too small @lowmem, for
+ * @ncpus outside 1..ACPI_MAX_CPUS, for more than ACPI_MAX_VIRTIO devices
+ * or one whose window is not below 4 GiB or whose GSI is not an IOAPIC
+ * pin, or -ENOSPC if the tables do not fit (then no RSDP is written).
  */
-int acpi__build(void *lowmem, size_t lowmem_size, unsigned int ncpus);
+int acpi__build(void *lowmem, size_t lowmem_size, unsigned int ncpus,
+		const struct acpi_virtio_mmio *virtio, unsigned int nvirtio);
 
 /* Guest-physical address of the RSDP, for boot_params.acpi_rsdp_addr. */
 uint64_t acpi__rsdp_addr(void);

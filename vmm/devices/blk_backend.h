@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Storage behind a virtio-blk device: one backing file or block device,
+ * opened O_DIRECT, with one submission/completion context per device
+ * queue.  The device submits on the thread that serves a queue (a vCPU,
+ * or the queue's I/O thread) and hears of completions asynchronously, on
+ * a thread the backend owns and names blkN-qM.
+ *
+ * Backends are ops tables: "kernel" (blk_backend_uring.c) is io_uring on
+ * the O_DIRECT fd, the host kernel's own pinning (GUP-fast in the block
+ * layer); a "gpin" backend (gpin.ko's asynchronous DIO with pin=fast or
+ * pin=locked, completions on an eventfd) fills the same four slots.
+ */
+#ifndef GPIN_BLK_BACKEND_H
+#define GPIN_BLK_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+enum blk_io_op {
+	BLK_IO_READ,
+	BLK_IO_WRITE,
+	BLK_IO_FLUSH,		/* fdatasync */
+	BLK_IO_DISCARD,		/* punch a hole; failure is not an error */
+	BLK_IO_WRITE_ZEROES,	/* zero the range */
+};
+
+/* One I/O; the caller owns it until its completion. */
+struct blk_io {
+	enum blk_io_op op;
+	uint64_t offset;		/* bytes */
+	uint64_t len;			/* bytes */
+	const struct iovec *iov;	/* READ/WRITE buffers (guest memory) */
+	unsigned int niov;
+	void *bounce;			/* the backend's, for misaligned buffers */
+};
+
+/* On the queue's completion thread: @res is bytes done or -errno. */
+typedef void (*blk_complete_fn)(void *opaque, unsigned int q,
+				struct blk_io *io, int64_t res);
+/* After a batch of completions on queue @q (one interrupt for them all). */
+typedef void (*blk_batch_fn)(void *opaque, unsigned int q);
+/* io=iothread: the guest notified queue @q; runs on the queue's thread. */
+typedef void (*blk_kick_fn)(void *opaque, unsigned int q);
+
+struct blk_backend_params {
+	const char *path;
+	bool ro;
+	unsigned int nqueues;
+	unsigned int queue_depth;	/* most I/Os in flight per queue */
+	unsigned int disk_index;	/* N of the thread names blkN-qM */
+	blk_complete_fn complete;
+	blk_batch_fn batch_done;
+	blk_kick_fn kicked;		/* io=iothread only */
+	void *opaque;
+};
+
+struct blk_backend;
+
+struct blk_backend_ops {
+	const char *name;
+	/* Sets up the queues and starts their threads; 0 or -errno. */
+	int (*start)(struct blk_backend *be);
+	/*
+	 * Prepares @io on queue @q; one thread at a time per queue.  0, or
+	 * -errno and then @io gets no completion.
+	 */
+	int (*submit)(struct blk_backend *be, unsigned int q, struct blk_io *io);
+	/* Hands what submit() prepared on @q to the kernel. */
+	void (*kick)(struct blk_backend *be, unsigned int q);
+	/*
+	 * io=iothread: the queue's thread waits on @efd (an ioeventfd) too,
+	 * reads it and calls p.kicked; submit() then runs on that thread.
+	 */
+	int (*watch)(struct blk_backend *be, unsigned int q, int efd);
+	/* Stops the threads; nothing may be in flight any more. */
+	void (*stop)(struct blk_backend *be);
+};
+
+struct blk_backend {
+	const struct blk_backend_ops *ops;
+	struct blk_backend_params p;
+	int fd;
+	uint64_t size;			/* bytes, a multiple of 512 */
+	uint32_t lbs;			/* logical block size, DIO alignment */
+	bool direct;			/* opened O_DIRECT */
+	void *priv;			/* the backend's */
+};
+
+extern const struct blk_backend_ops blk_backend_kernel_ops;
+
+/*
+ * Opens @p->path (O_DIRECT; buffered with a note where the filesystem
+ * refuses O_DIRECT) and starts backend @ops.  NULL with a reason in @err.
+ */
+struct blk_backend *blk_backend__open(const struct blk_backend_ops *ops,
+				      const struct blk_backend_params *p,
+				      char *err, size_t errlen);
+void blk_backend__close(struct blk_backend *be);
+
+/* Whether a buffer list can go to the fd as it is (alignment for DIO). */
+bool blk_backend__aligned(const struct blk_backend *be,
+			  const struct iovec *iov, unsigned int niov);
+
+#endif /* GPIN_BLK_BACKEND_H */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * virtio-blk: a modern (1.x) block device with one virtqueue per vCPU by
+ * default (VIRTIO_BLK_F_MQ).  Transport-agnostic: it is a struct
+ * virtio_dev for virtio/mmio.c (or a PCI transport) to drive.
+ *
+ * Service model:
+ *  - io=vcpu (default): the vCPU thread whose QueueNotify write exits to
+ *    the VMM takes that queue's new requests itself - validates, submits -
+ *    and goes back to the guest; completions arrive on the queue's thread.
+ *  - io=iothread: the notify is an ioeventfd (KVM_IOEVENTFD, no exit to
+ *    userspace); the queue's thread, blkN-qM, wakes on it and does both.
+ */
+#ifndef GPIN_VIRTIO_BLK_H
+#define GPIN_VIRTIO_BLK_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "devices/blk_backend.h"
+#include "virtio/virtio.h"
+
+#define VIRTIO_BLK_QUEUE_SIZE	256
+#define VIRTIO_BLK_MAX_QUEUES	64
+/* Data segments a request may have (config seg_max). */
+#define VIRTIO_BLK_SEG_MAX	128
+
+struct virtio_blk_params {
+	const char *path;
+	bool ro;
+	unsigned int nqueues;		/* 1..VIRTIO_BLK_MAX_QUEUES */
+	bool iothread;
+	const struct blk_backend_ops *backend;
+	unsigned int index;		/* N in blkN-qM and the serial */
+};
+
+struct virtio_blk;
+
+/* Opens the backing and starts the backend; NULL with a reason in @err. */
+struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
+				      char *err, size_t errlen);
+/* Reset the device (the transport's destroy does) before destroying it. */
+void virtio_blk__destroy(struct virtio_blk *blk);
+
+/* The device for a transport: virtio_mmio__create(virtio_blk__dev(b), ...). */
+struct virtio_dev *virtio_blk__dev(struct virtio_blk *blk);
+
+/* io=iothread: the eventfd KVM must signal for queue @q; else -1. */
+int virtio_blk__kick_fd(const struct virtio_blk *blk, unsigned int q);
+
+/* One line per queue: requests, bytes, errors. */
+void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out);
+
+struct virtio_blk_queue_stats {
+	uint64_t requests;
+	uint64_t bytes;
+	uint64_t errors;
+};
+void virtio_blk__stats(const struct virtio_blk *blk, unsigned int q,
+		       struct virtio_blk_queue_stats *st);
+
+#endif /* GPIN_VIRTIO_BLK_H */

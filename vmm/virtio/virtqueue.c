@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Memory ordering: the guest writes a ring entry and then the index that
+ * publishes it, so we read the index with acquire and the entries after;
+ * we publish used entries the same way with a release store of used->idx.
+ * Every descriptor is copied out once before it is checked: the guest can
+ * rewrite the table at any moment, and a value checked in guest memory
+ * and then read again there would be a different value.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "virtqueue.h"
+
+uint64_t virtq__desc_bytes(uint16_t size)
+{
+	return 16ULL * size;
+}
+
+/* flags, idx, ring[size], used_event */
+uint64_t virtq__avail_bytes(uint16_t size)
+{
+	return 6ULL + 2ULL * size;
+}
+
+/* flags, idx, ring[size] of {id, len}, avail_event */
+uint64_t virtq__used_bytes(uint16_t size)
+{
+	return 6ULL + 8ULL * size;
+}
+
+static void *map(const struct virtq_mem *mem, uint64_t gpa, uint64_t len,
+		 uint64_t align)
+{
+	if (gpa & (align - 1))
+		return NULL;
+	return mem->translate(mem->opaque, gpa, len);
+}
+
+int virtq__init(struct virtq *vq, const struct virtq_mem *mem, uint16_t size,
+		uint64_t desc_gpa, uint64_t avail_gpa, uint64_t used_gpa)
+{
+	struct virtq q = { .size = size, .mem = *mem };
+
+	if (!size || size > VIRTQ_MAX_SIZE || (size & (size - 1)))
+		return -EINVAL;
+	q.desc = map(mem, desc_gpa, virtq__desc_bytes(size), 16);
+	q.avail = map(mem, avail_gpa, virtq__avail_bytes(size), 2);
+	q.used = map(mem, used_gpa, virtq__used_bytes(size), 4);
+	if (!q.desc || !q.avail || !q.used)
+		return -EINVAL;
+	/* Both indexes start at 0 after a reset (section 2.7.4). */
+	*vq = q;
+	return 0;
+}
+
+uint16_t virtq__pending(const struct virtq *vq)
+{
+	uint16_t avail = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+
+	return (uint16_t)(avail - vq->last_avail);
+}
+
+/*
+ * The walk.  A chain is bounded by the queue size: a chain that visits
+ * more descriptors than the table holds must visit one twice, so the cap
+ * is also the loop detector, and it costs nothing per descriptor.
+ */
+static int virtq_walk(struct virtq *vq, uint16_t head, struct virtq_chain *c)
+{
+	uint16_t idx = head;
+	bool seen_writable = false;
+
+	for (;;) {
+		struct vring_desc d;
+		struct virtq_buf *b;
+		void *p;
+
+		if (c->nbufs == vq->size)
+			return -ELOOP;
+		memcpy(&d, &vq->desc[idx], sizeof(d));
+		if (d.flags & VRING_DESC_F_INDIRECT)
+			return -EINVAL;
+		if (d.flags & VRING_DESC_F_WRITE)
+			seen_writable = true;
+		else if (seen_writable)
+			return -EINVAL;
+		p = vq->mem.translate(vq->mem.opaque, d.addr, d.len);
+		if (!p)
+			return -EFAULT;
+		b = &c->bufs[c->nbufs++];
+		b->addr = p;
+		b->len = d.len;
+		b->writable = seen_writable;
+		if (seen_writable) {
+			c->writable_len += d.len;
+		} else {
+			c->readable_len += d.len;
+			c->nreadable++;
+		}
+		if (!(d.flags & VRING_DESC_F_NEXT))
+			return 0;
+		if (d.next >= vq->size)
+			return -ERANGE;
+		idx = d.next;
+	}
+}
+
+int virtq__pop(struct virtq *vq, struct virtq_chain *chain)
+{
+	uint16_t pending = virtq__pending(vq);
+	uint16_t head;
+
+	chain->head = 0;
+	chain->nbufs = chain->nreadable = 0;
+	chain->readable_len = chain->writable_len = 0;
+	if (!pending)
+		return 0;
+	if (pending > vq->size)
+		return -EPROTO;
+	head = __atomic_load_n(&vq->avail->ring[vq->last_avail & (vq->size - 1)],
+			       __ATOMIC_RELAXED);
+	if (head >= vq->size)
+		return -ERANGE;
+	vq->last_avail++;
+	chain->head = head;
+	return virtq_walk(vq, head, chain) ?: 1;
+}
+
+void virtq__push(struct virtq *vq, uint16_t head, uint32_t len)
+{
+	struct vring_used_elem *e = &vq->used->ring[vq->used_idx & (vq->size - 1)];
+
+	e->id = head;
+	e->len = len;
+	vq->used_idx++;
+	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+}
+
+bool virtq__needs_interrupt(struct virtq *vq)
+{
+	/*
+	 * The used index store must be visible before we look at the flag:
+	 * the driver clears NO_INTERRUPT and then re-reads used->idx, so one
+	 * of the two sides sees the other's write (a store-load pair, which
+	 * needs the full fence on x86 too).
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !(__atomic_load_n(&vq->avail->flags, __ATOMIC_RELAXED) &
+		 VRING_AVAIL_F_NO_INTERRUPT);
+}
