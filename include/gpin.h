@@ -11,8 +11,9 @@
  * -ENOTTY.
  *
  * The ioctls act on the calling process's own address space only: the file
- * remembers the mm of the process that opened it, and PIN/UNPIN from any
- * other mm (a forked child, a process the fd was passed to) are -EPERM.
+ * remembers the mm of the process that opened it, and PIN, UNPIN and the
+ * direct I/O ioctls from any other mm (a forked child, a process the fd
+ * was passed to) are -EPERM.
  *
  * Errors of GPIN_IOC_PIN:
  *   EINVAL     npages == 0, start not page aligned, bad mode/flags/reserved

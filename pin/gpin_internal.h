@@ -45,8 +45,8 @@ struct gpin_pcpu_stats {
  * @write: taken for writing (FOLL_WRITE)
  * @fast_pages: how many the lockless walk took
  *
- * The unit of pinning: a PIN handle owns one, and direct I/O will build its
- * bio_vecs from one per iovec segment.
+ * The unit of pinning: a PIN handle owns one, and a direct I/O request
+ * holds one per non-empty iovec segment (dio.c).
  */
 struct gpin_range {
 	unsigned long start;
