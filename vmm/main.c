@@ -3,6 +3,9 @@
  * gpin-vmm: start-up order, in one place.
  *
  *   1. parse options                     (bad value: exit 2)
+ *      --domain: libvirt domain XML, schema-validated → options (exit 2)
+ *      --api-socket: block signals (3), then api/ serves HTTP and runs
+ *      steps 2-8 for the VM that vm.create / vm.boot describe
  *   2. read and check kernel and initrd  (bad image: exit 2)
  *   3. block signals; vCPU threads inherit the mask and take only the kick
  *   4. create the VM: KVM, RAM, irqchip, devices, vCPUs (exit 1)
@@ -18,11 +21,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "api/api.h"
+#include "api/pty.h"
 #include "arch/x86/boot.h"
 #include "config.h"
+#include "config/apply.h"
+#include "config/domain.h"
 #include "console.h"
 #include "options.h"
 #include "util.h"
@@ -185,24 +193,45 @@ static int run_vm(const struct vm_options *opts, const struct images *img)
 		.initrd_size = img->initrd_size,
 		.cmdline = opts->cmdline,
 	};
+	struct pty pty = { .master = -1, .slave = -1 };
 	struct vm vm;
 	char err[256];
 	int sfd, status;
 
 	console__init(&con, STDIN_FILENO, STDOUT_FILENO);
+	if (opts->console_pty) {
+		status = pty__open(&pty);
+		if (status) {
+			fprintf(stderr, "gpin-vmm: console PTY: %s\n",
+				strerror(-status));
+			return EXIT_VMM_ERROR;
+		}
+		fprintf(stderr, "gpin-vmm: console on %s\n", pty.path);
+		console__init(&con, pty.master, pty.master);
+	}
 	sfd = setup_signals();
 	if (sfd < 0) {
 		perror("gpin-vmm: signals");
+		pty__close(&pty);
 		return EXIT_VMM_ERROR;
 	}
 	if (vm__create(&vm, opts, &uart)) {
 		close(sfd);
+		pty__close(&pty);
+		return EXIT_VMM_ERROR;
+	}
+	if (opts->mem_locked && mlock(vm.ram, vm.ram_size)) {
+		perror("gpin-vmm: locking guest RAM (<memoryBacking><locked/>)");
+		vm__destroy(&vm);
+		close(sfd);
+		pty__close(&pty);
 		return EXIT_VMM_ERROR;
 	}
 	if (vm__load(&vm, opts, &files, err, sizeof(err))) {
 		fprintf(stderr, "gpin-vmm: %s\n", err);
 		vm__destroy(&vm);
 		close(sfd);
+		pty__close(&pty);
 		return EXIT_USAGE;
 	}
 	if (console__enter_raw(&con))
@@ -215,15 +244,33 @@ static int run_vm(const struct vm_options *opts, const struct images *img)
 	status = vm__exit_status(&vm);
 	vm__destroy(&vm);
 	close(sfd);
+	pty__close(&pty);
 	return status;
+}
+
+/* --domain: the XML, validated against libvirt's schema, as the options. */
+static int load_domain(struct vm_options *opts, struct domain *dom)
+{
+	char err[512];
+
+	if (domain__load(dom, opts->domain, domain__schema_path(), err,
+			 sizeof(err)))
+		return usage_error("%s", err);
+	if (domain__check_host(dom, err, sizeof(err)) ||
+	    config__apply_domain(dom, opts, err, sizeof(err))) {
+		domain__free(dom);
+		return usage_error("%s: %s", opts->domain, err);
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct images img = { 0 };
+	struct domain dom = { 0 };
 	struct vm_options opts;
 	char err[256];
-	int status;
+	int status, sfd;
 
 	if (options__parse(&opts, argc, argv, err, sizeof(err))) {
 		fprintf(stderr, "gpin-vmm: %s\n", err);
@@ -234,7 +281,24 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (opts.version) {
-		printf("gpin-vmm %s\n", GPIN_VERSION);
+		api__print_version(stdout, argv[0]);
+		return 0;
+	}
+	if (opts.api_fd >= 0 || opts.api_path) {
+		sfd = setup_signals();
+		if (sfd < 0) {
+			perror("gpin-vmm: signals");
+			return EXIT_VMM_ERROR;
+		}
+		status = api__serve(&opts, sfd);
+		close(sfd);
+		return status;
+	}
+	if (opts.domain && load_domain(&opts, &dom))
+		return EXIT_USAGE;
+	if (opts.print_config) {
+		config__print(stdout, &opts, opts.domain ? &dom : NULL);
+		domain__free(&dom);
 		return 0;
 	}
 	status = read_images(&opts, &img);
@@ -242,5 +306,6 @@ int main(int argc, char **argv)
 		status = run_vm(&opts, &img);
 	free(img.kernel);
 	free(img.initrd);
+	domain__free(&dom);
 	return status;
 }

@@ -19,6 +19,9 @@ enum {
 	OPT_HELP = 'h',
 	OPT_VERSION = 'V',
 	OPT_DISK = 'd',
+	OPT_DOMAIN = 0x100,
+	OPT_PRINT_CONFIG,
+	OPT_API_SOCKET,
 };
 
 static const struct option long_options[] = {
@@ -28,6 +31,9 @@ static const struct option long_options[] = {
 	{ "cpus",	required_argument, NULL, OPT_CPUS },
 	{ "mem",	required_argument, NULL, OPT_MEM },
 	{ "disk",	required_argument, NULL, OPT_DISK },
+	{ "domain",	required_argument, NULL, OPT_DOMAIN },
+	{ "print-config", no_argument,	   NULL, OPT_PRINT_CONFIG },
+	{ "api-socket",	required_argument, NULL, OPT_API_SOCKET },
 	{ "help",	no_argument,	   NULL, OPT_HELP },
 	{ "version",	no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -52,6 +58,13 @@ void options__usage(FILE *out, const char *prog)
 "                       io=iothread: a thread per queue woken by ioeventfd.\n"
 "                       pin=kernel: io_uring (the host kernel pins); fast and\n"
 "                       locked need gpin.ko's async DIO (not yet in gpin-vmm)\n"
+"      --domain FILE    take the VM from a libvirt <domain type='kvm'> XML,\n"
+"                       validated against libvirt's schema (replaces the\n"
+"                       options above; see docs/LIBVIRT.md)\n"
+"      --print-config   print the settings the VM would run with, and exit\n"
+"      --api-socket fd=N|path=P\n"
+"                       serve the Cloud Hypervisor HTTP API subset libvirt's\n"
+"                       ch driver uses; the VM comes from PUT vm.create\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n"
@@ -224,9 +237,38 @@ int options__parse_disk(const char *s, struct disk_options *d, char *err,
 	return 0;
 }
 
-static int options__check(const struct vm_options *opts, char *err,
-			  size_t errlen)
+/* "fd=N" (an inherited listening socket) or "path=P". */
+static int parse_api_socket(const char *s, struct vm_options *opts)
 {
+	unsigned long n;
+	char *end;
+
+	if (!strncmp(s, "path=", 5) && s[5]) {
+		opts->api_path = s + 5;
+		return 0;
+	}
+	if (strncmp(s, "fd=", 3) || !isdigit((unsigned char)s[3]))
+		return -1;
+	errno = 0;
+	n = strtoul(s + 3, &end, 10);
+	if (errno || *end || n > INT_MAX)
+		return -1;
+	opts->api_fd = n;
+	return 0;
+}
+
+static int options__check(const struct vm_options *opts, bool vm_given,
+			  char *err, size_t errlen)
+{
+	if ((opts->domain || opts->api_fd >= 0 || opts->api_path) && vm_given)
+		return fail(err, errlen, "%s describes the whole VM: drop "
+			    "--kernel, --initrd, --cmdline, --cpus, --mem, --disk",
+			    opts->domain ? "--domain" : "--api-socket");
+	if (opts->domain && (opts->api_fd >= 0 || opts->api_path))
+		return fail(err, errlen, "--domain and --api-socket exclude "
+			    "each other");
+	if (opts->domain || opts->api_fd >= 0 || opts->api_path)
+		return 0;
 	if (!opts->kernel)
 		return fail(err, errlen, "--kernel is required (see --help)");
 	if (strlen(opts->cmdline) + 1 > CMDLINE_MAX)
@@ -238,18 +280,22 @@ static int options__check(const struct vm_options *opts, char *err,
 int options__parse(struct vm_options *opts, int argc, char **argv,
 		   char *err, size_t errlen)
 {
+	bool vm_given = false;
 	int c;
 
 	*opts = (struct vm_options) {
 		.cmdline = DEFAULT_CMDLINE,
 		.ncpus = 1,
 		.mem_size = DEFAULT_MEM,
+		.api_fd = -1,
 	};
 	/* Parsing may run more than once in a process (the unit tests). */
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":k:i:c:p:m:d:hV", long_options,
 				NULL)) != -1) {
+		if (c > 0 && c < 0x100 && strchr("kicpmd", c))
+			vm_given = true;
 		switch (c) {
 		case OPT_KERNEL:
 			opts->kernel = optarg;
@@ -289,6 +335,18 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 				return -1;
 			opts->ndisks++;
 			break;
+		case OPT_DOMAIN:
+			opts->domain = optarg;
+			break;
+		case OPT_PRINT_CONFIG:
+			opts->print_config = true;
+			break;
+		case OPT_API_SOCKET:
+			if (parse_api_socket(optarg, opts))
+				return fail(err, errlen,
+					    "--api-socket '%s': expected fd=N or path=P",
+					    optarg);
+			break;
 		case OPT_HELP:
 			opts->help = true;
 			return 0;
@@ -306,5 +364,5 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 	if (optind < argc)
 		return fail(err, errlen, "unexpected argument '%s'",
 			    argv[optind]);
-	return options__check(opts, err, errlen);
+	return options__check(opts, vm_given, err, errlen);
 }

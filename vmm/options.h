@@ -47,6 +47,12 @@ struct vm_options {
 	uint64_t mem_size;
 	struct disk_options disks[VM_DISKS_MAX];
 	unsigned int ndisks;
+	bool mem_locked;	/* mlock guest RAM (domain <memoryBacking><locked/>) */
+	bool console_pty;	/* UART on a new PTY, not stdio (domain type='pty') */
+	const char *domain;	/* --domain: the VM is a libvirt domain XML */
+	bool print_config;	/* --print-config: print the settings, exit */
+	int api_fd;		/* --api-socket fd=N (listening), or -1 */
+	const char *api_path;	/* --api-socket path=P, or NULL */
 	bool help;
 	bool version;
 };

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --api-socket: the main thread owns the VM, the HTTP server's thread
+ * only carries requests.  A request is handed over through a one-slot
+ * mailbox (an eventfd wakes the main thread, a condition variable wakes
+ * the server thread with the response), so api__handle() and every VM
+ * operation run on the main thread, next to the guest-stopped eventfd,
+ * the console PTY and the signalfd: nothing about the VM needs a lock.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "api/pty.h"
+#include "api/request.h"
+#include "api/server.h"
+#include "arch/x86/boot.h"
+#include "config.h"
+#include "console.h"
+#include "util.h"
+#include "vm.h"
+
+struct call {
+	const char *method, *path, *body;
+	size_t len;
+	struct api_response resp;
+	bool done;
+};
+
+struct vmm {
+	int sfd;
+	int call_efd;		/* a call waits in @pending */
+	int quit_efd;		/* vmm.shutdown's response is out */
+	pthread_mutex_t lock;	/* @pending, @closing, @quit_requested */
+	pthread_cond_t cond;
+	struct call *pending;
+	bool closing;
+	bool quit_requested;
+
+	struct api api;
+	struct vm vm;
+	bool vm_live;
+	struct console con;
+	struct pty pty;
+	int status;
+};
+
+void api__print_version(FILE *out, const char *argv0)
+{
+	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+
+	base = base ? base + 1 : argv0;
+	if (base && !strcmp(base, "cloud-hypervisor"))
+		fprintf(out, "cloud-hypervisor v%s (gpin-vmm %s)\n",
+			API_CH_VERSION, GPIN_VERSION);
+	else
+		fprintf(out, "gpin-vmm %s\n", GPIN_VERSION);
+}
+
+/* ---- the backend: the real VM ---- */
+
+static int fail(char *err, size_t errlen, const char *what, const char *path,
+		int e)
+{
+	snprintf(err, errlen, "%s '%s': %s", what, path, strerror(e));
+	return -1;
+}
+
+static int open_console(struct vmm *v, const struct api_vm_config *cfg)
+{
+	int ret;
+
+	if (cfg->serial == API_CONSOLE_PTY || cfg->console == API_CONSOLE_PTY) {
+		/* One PTY for the VMM's life: its path survives vm.reboot. */
+		if (v->pty.master < 0) {
+			ret = pty__open(&v->pty);
+			if (ret)
+				return ret;
+		}
+		console__init(&v->con, v->pty.master, v->pty.master);
+	} else if (cfg->serial == API_CONSOLE_TTY ||
+		   cfg->console == API_CONSOLE_TTY) {
+		console__init(&v->con, -1, STDOUT_FILENO);
+	} else {
+		console__init(&v->con, -1, -1);	/* output dropped */
+	}
+	return 0;
+}
+
+static int backend_boot(void *opaque, const struct api_vm_config *cfg,
+			char *err, size_t errlen)
+{
+	struct vmm *v = opaque;
+	struct vm_options o = {
+		.kernel = cfg->kernel,
+		.initrd = cfg->initramfs,
+		.cmdline = cfg->cmdline ? cfg->cmdline : DEFAULT_CMDLINE,
+		.ncpus = cfg->vcpus,
+		.mem_size = cfg->mem_size,
+		.api_fd = -1,
+	};
+	struct serial_backend uart = { .tx = console__tx, .tx_opaque = &v->con };
+	struct boot_files files = { .cmdline = o.cmdline };
+	uint8_t *kernel = NULL, *initrd = NULL;
+	unsigned int i;
+	int ret = -1, e;
+
+	for (i = 0; i < cfg->ndisks; i++) {
+		char spec[PATH_MAX + 32], why[256];
+
+		snprintf(spec, sizeof(spec), "%s%s", cfg->disks[i].path,
+			 cfg->disks[i].readonly ? ",ro" : "");
+		if (cfg->disks[i].queues)
+			snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec),
+				 ",queues=%u", cfg->disks[i].queues);
+		if (strchr(cfg->disks[i].path, ',') ||
+		    options__parse_disk(spec, &o.disks[i], why, sizeof(why))) {
+			snprintf(err, errlen, "disk '%s': %s", cfg->disks[i].path,
+				 strchr(cfg->disks[i].path, ',') ?
+				 "a comma in the path" : why);
+			return -1;
+		}
+		o.ndisks++;
+	}
+	e = -read_whole_file(o.kernel, &kernel, &files.kernel_size);
+	if (e)
+		return fail(err, errlen, "kernel", o.kernel, e);
+	files.kernel = kernel;
+	if (boot__check_bzimage(kernel, files.kernel_size, err, errlen))
+		goto out;
+	if (o.initrd) {
+		e = -read_whole_file(o.initrd, &initrd, &files.initrd_size);
+		if (e) {
+			fail(err, errlen, "initramfs", o.initrd, e);
+			goto out;
+		}
+		files.initrd = initrd;
+	}
+	e = -open_console(v, cfg);
+	if (e) {
+		snprintf(err, errlen, "console PTY: %s", strerror(e));
+		goto out;
+	}
+	if (vm__create(&v->vm, &o, &uart)) {
+		snprintf(err, errlen, "cannot create the VM (see the VMM's log)");
+		goto out;
+	}
+	if (vm__load(&v->vm, &o, &files, err, errlen) || vm__start(&v->vm)) {
+		vm__request_stop(&v->vm, VM_STOP_ERROR, 0);
+		vm__join(&v->vm);
+		vm__destroy(&v->vm);
+		goto out;
+	}
+	v->vm_live = true;
+	ret = 0;
+out:
+	free(kernel);
+	free(initrd);
+	return ret;
+}
+
+static void vm_end(struct vmm *v)
+{
+	if (!v->vm_live)
+		return;
+	vm__join(&v->vm);
+	vm__destroy(&v->vm);
+	v->vm_live = false;
+}
+
+static void backend_stop(void *opaque)
+{
+	struct vmm *v = opaque;
+
+	if (v->vm_live)
+		vm__request_stop(&v->vm, VM_STOP_POWEROFF, 0);
+	vm_end(v);
+}
+
+static const char *backend_pty_path(void *opaque)
+{
+	struct vmm *v = opaque;
+
+	return v->pty.master >= 0 ? v->pty.path : NULL;
+}
+
+static void backend_vmm_shutdown(void *opaque)
+{
+	struct vmm *v = opaque;
+
+	pthread_mutex_lock(&v->lock);
+	v->quit_requested = true;
+	pthread_mutex_unlock(&v->lock);
+}
+
+static const struct api_backend_ops backend_ops = {
+	.boot = backend_boot,
+	.stop = backend_stop,
+	/* Pausing needs a park point in the vCPU loop; not there yet. */
+	.pause = NULL,
+	.resume = NULL,
+	.pty_path = backend_pty_path,
+	.vmm_shutdown = backend_vmm_shutdown,
+};
+
+/* ---- the server thread's side of the mailbox ---- */
+
+static void server_handle(void *opaque, const char *method, const char *path,
+			  const char *body, size_t len,
+			  struct api_response *resp)
+{
+	struct vmm *v = opaque;
+	struct call c = { .method = method, .path = path, .body = body,
+			  .len = len };
+
+	pthread_mutex_lock(&v->lock);
+	while (v->pending && !v->closing)
+		pthread_cond_wait(&v->cond, &v->lock);
+	if (v->closing) {
+		pthread_mutex_unlock(&v->lock);
+		resp->status = 503;
+		resp->body = strdup("{\"error\":\"the VMM is shutting down\"}");
+		return;
+	}
+	v->pending = &c;
+	pthread_mutex_unlock(&v->lock);
+	if (eventfd_write(v->call_efd, 1))
+		perror("gpin-vmm: api: eventfd_write");
+	pthread_mutex_lock(&v->lock);
+	while (!c.done)
+		pthread_cond_wait(&v->cond, &v->lock);
+	pthread_mutex_unlock(&v->lock);
+	*resp = c.resp;
+}
+
+static void server_completed(void *opaque)
+{
+	struct vmm *v = opaque;
+	bool quit;
+
+	pthread_mutex_lock(&v->lock);
+	quit = v->quit_requested;
+	pthread_mutex_unlock(&v->lock);
+	if (quit && eventfd_write(v->quit_efd, 1))
+		perror("gpin-vmm: api: eventfd_write");
+}
+
+static const struct api_server_ops server_ops = {
+	.handle = server_handle,
+	.completed = server_completed,
+};
+
+/* ---- the main thread ---- */
+
+static void serve_call(struct vmm *v)
+{
+	struct call *c;
+	eventfd_t n;
+
+	if (eventfd_read(v->call_efd, &n))
+		return;
+	pthread_mutex_lock(&v->lock);
+	c = v->pending;
+	pthread_mutex_unlock(&v->lock);
+	if (!c)
+		return;
+	api__handle(&v->api, c->method, c->path, c->body, c->len, &c->resp);
+	pthread_mutex_lock(&v->lock);
+	c->done = true;
+	v->pending = NULL;
+	pthread_cond_broadcast(&v->cond);
+	pthread_mutex_unlock(&v->lock);
+}
+
+static void guest_stopped(struct vmm *v)
+{
+	switch (v->vm.stop_reason) {
+	case VM_STOP_PANIC:
+		fprintf(stderr, "gpin-vmm: guest kernel panicked\n");
+		break;
+	case VM_STOP_ERROR:
+		fprintf(stderr, "gpin-vmm: the VM stopped on an error\n");
+		break;
+	default:
+		fprintf(stderr, "gpin-vmm: the guest stopped (status %d)\n",
+			vm__exit_status(&v->vm));
+		break;
+	}
+	vm_end(v);
+	api__guest_stopped(&v->api);
+}
+
+static void console_input(struct vmm *v)
+{
+	uint8_t buf[256];
+	size_t room = serial__rx_room(v->vm.serial);
+	ssize_t n;
+
+	if (room > sizeof(buf))
+		room = sizeof(buf);
+	n = read(v->pty.master, buf, room);
+	if (n > 0)
+		serial__receive(v->vm.serial, buf, n);
+}
+
+static void serve(struct vmm *v)
+{
+	struct signalfd_siginfo si;
+	eventfd_t n;
+
+	for (;;) {
+		bool live = v->vm_live;
+		bool input = live && v->con.in_fd >= 0;
+		bool want = input && serial__rx_room(v->vm.serial);
+		struct pollfd fds[5] = {
+			{ .fd = v->sfd, .events = POLLIN },
+			{ .fd = v->call_efd, .events = POLLIN },
+			{ .fd = v->quit_efd, .events = POLLIN },
+			{ .fd = live ? v->vm.stop_efd : -1, .events = POLLIN },
+			{ .fd = want ? v->con.in_fd : -1, .events = POLLIN },
+		};
+
+		/* A full UART receive buffer: look again soon. */
+		if (poll(fds, 5, input && !want ? 20 : -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("gpin-vmm: poll");
+			v->status = 1;
+			return;
+		}
+		if (fds[0].revents & POLLIN &&
+		    read(v->sfd, &si, sizeof(si)) == sizeof(si)) {
+			fprintf(stderr, "gpin-vmm: stopped by %s\n",
+				strsignal(si.ssi_signo));
+			v->status = 128 + si.ssi_signo;
+			return;
+		}
+		if (fds[1].revents & POLLIN)
+			serve_call(v);
+		if (fds[2].revents & POLLIN && !eventfd_read(v->quit_efd, &n))
+			return;
+		if (fds[3].revents & POLLIN && v->vm_live)
+			guest_stopped(v);
+		if (fds[4].revents & POLLIN && v->vm_live)
+			console_input(v);
+	}
+}
+
+int api__serve(const struct vm_options *opts, int sfd)
+{
+	struct vmm v = {
+		.sfd = sfd,
+		.pty = { .master = -1, .slave = -1 },
+	};
+	struct api_server *srv;
+	char err[256];
+	int fd;
+
+	pthread_mutex_init(&v.lock, NULL);
+	pthread_cond_init(&v.cond, NULL);
+	api__init(&v.api, &backend_ops, &v);
+	v.call_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	v.quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (v.call_efd < 0 || v.quit_efd < 0) {
+		perror("gpin-vmm: eventfd");
+		return 1;
+	}
+	fd = opts->api_path ? api_server__listen_path(opts->api_path, err,
+						      sizeof(err)) : opts->api_fd;
+	if (fd < 0) {
+		fprintf(stderr, "gpin-vmm: --api-socket: %s\n", err);
+		return 2;
+	}
+	srv = api_server__start(fd, &server_ops, &v, err, sizeof(err));
+	if (!srv) {
+		fprintf(stderr, "gpin-vmm: --api-socket: %s\n", err);
+		return 1;
+	}
+	serve(&v);
+
+	/* Refuse what arrives from now on, answer what waits, then stop. */
+	pthread_mutex_lock(&v.lock);
+	v.closing = true;
+	if (v.pending) {
+		v.pending->resp.status = 503;
+		v.pending->resp.body = NULL;
+		v.pending->done = true;
+		v.pending = NULL;
+	}
+	pthread_cond_broadcast(&v.cond);
+	pthread_mutex_unlock(&v.lock);
+	api__free(&v.api);
+	api_server__stop(srv);
+	if (opts->api_path)
+		unlink(opts->api_path);
+	pty__close(&v.pty);
+	close(v.call_efd);
+	close(v.quit_efd);
+	return v.status;
+}
