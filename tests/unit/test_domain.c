@@ -159,6 +159,8 @@ static const struct {
 	{ "<domain type='kvm'><name>t</name>", "t.xml:1:", false },
 	{ "", "t.xml", false },
 	{ "<domain type='kvm'><name>t</nam></domain>", "t.xml:1:", false },
+	{ "<domain type='kvm'><!-- a -- b\n c --><name>t</name></domain>",
+	  "Double hyphen", false },
 	/* schema-invalid */
 	{ DOM(MEM KERNEL "<vcpu>two</vcpu>"), "libvirt's schema", true },
 	{ DOM("<memory unit='MiB'>-5</memory>" KERNEL), "libvirt's schema", true },

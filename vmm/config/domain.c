@@ -804,7 +804,7 @@ static int parse_root(struct parse_ctx *c, const xmlNode *root,
 static void xml_error(void *opaque, xmlErrorPtr e)
 {
 	struct parse_ctx *c = opaque;
-	char msg[512];
+	char msg[512], *p;
 	long line;
 	size_t len;
 
@@ -814,6 +814,10 @@ static void xml_error(void *opaque, xmlErrorPtr e)
 	len = strlen(msg);
 	while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
 		msg[--len] = '\0';
+	/* One line: libxml2 quotes the offending text, newlines and all. */
+	for (p = msg; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
 	c->failed = true;
 	line = e->line;
 	/* The validator names the node rather than the line. */

@@ -1,0 +1,318 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# test-virsh.sh: a real libvirt runs gpin-vmm through its Cloud Hypervisor
+# driver.
+#
+# Usage: test-virsh.sh GPIN_VMM PAYLOAD_DIR        (TAP on stdout)
+#
+# Debian builds libvirt without the ch driver, so this builds Debian's own
+# libvirt source with -Ddriver_ch=enabled (and nearly everything else off)
+# into /var/cache/gpin/libvirt-ch/<source version>/, once per version: a
+# rerun finds the stamp and skips the build.  It then starts that build's
+# virtchd on a private socket (its state lives under the private prefix,
+# never the system's /run/libvirt), puts gpin-vmm on PATH as
+# `cloud-hypervisor`, and drives a payload guest (waiter: prints one line,
+# then halts until stopped) through virsh: version, define, start, list,
+# dominfo, vcpuinfo, console, shutdown, destroy, undefine.
+#
+# Exit 77 (skipped) with the reason when it cannot run: not root, no
+# /dev/kvm, no libvirt source reachable, the build failed.
+
+set -uo pipefail
+
+GPIN_VMM=$(realpath "${1:?usage: $0 GPIN_VMM PAYLOAD_DIR}")
+PAYLOADS=$(realpath "${2:?usage: $0 GPIN_VMM PAYLOAD_DIR}")
+readonly GPIN_VMM PAYLOADS
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+readonly TOP
+readonly CACHE=${GPIN_LIBVIRT_CACHE:-/var/cache/gpin/libvirt-ch}
+readonly NAME=gpin-virsh-test
+
+# What building libvirt's source needs (measured with 9.0.0).
+readonly LIBVIRT_BUILD_PKGS=(dpkg-dev meson ninja-build gcc pkg-config
+	libxml2-dev libglib2.0-dev libgnutls28-dev libcurl4-gnutls-dev
+	libyajl-dev libjson-c-dev libtirpc-dev xsltproc python3-docutils
+	curl util-linux)
+
+skip() {
+	echo "1..0 # SKIP $*"
+	exit 77
+}
+
+n=0
+failed=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	local line
+	for line in "$@"; do
+		echo "#   $line"
+	done
+}
+# check DESCRIPTION COMMAND...: ok when the command succeeds.
+check() {
+	local what=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$what"
+	else
+		not_ok "$what" "$out"
+	fi
+}
+
+# ---- libvirt with the ch driver, built once per source version ----
+
+# deb-src entries mirroring the system's own deb entries for this release.
+ensure_deb_src() {
+	local codename list=/etc/apt/sources.list.d/gpin-deb-src.sources
+	apt-cache showsrc libvirt 2>/dev/null | grep -q '^Version:' && return 0
+	codename=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)
+	[[ -n $codename ]] || return 1
+	{
+		# deb822 files: every stanza of type deb for this release.
+		awk -v rel="$codename" '
+			BEGIN { RS = ""; ORS = "\n\n" }
+			/(^|\n)Types:[^\n]*deb/ && $0 ~ ("Suites:[^\n]*" rel "([ \n]|$)") &&
+			$0 !~ ("Suites:[^\n]*" rel "-security") {
+				sub(/Types:[^\n]*/, "Types: deb-src"); print
+			}' /etc/apt/sources.list.d/*.sources 2>/dev/null
+		# one-line sources.list entries
+		if [[ -f /etc/apt/sources.list ]]; then
+			awk -v rel="$codename" '$1 == "deb" && $3 == rel {
+				print "Types: deb-src\nURIs: " $2 "\nSuites: " $3 \
+				      "\nComponents: " $4 "\n" }' /etc/apt/sources.list
+		fi
+	} >"$list"
+	[[ -s $list ]] || { rm -f "$list"; return 1; }
+	# Another apt may hold the lists' lock for a while.
+	local try
+	for try in 1 2 3 4 5 6; do
+		apt-get -qq update >/dev/null 2>&1 && break
+		sleep $((try * 5))
+	done
+	apt-cache showsrc libvirt 2>/dev/null | grep -q '^Version:'
+}
+
+source_version() {
+	apt-cache showsrc libvirt 2>/dev/null | sed -n 's/^Version: //p' |
+		sort -V | tail -n 1
+}
+
+build_libvirt() {
+	local ver=$1 dir=$CACHE/$1
+	local src build=$dir/build prefix=$dir/prefix
+	[[ -f $dir/.built ]] && return 0
+	"$TOP/scripts/deps" "${LIBVIRT_BUILD_PKGS[@]}" >&2 || return 1
+	rm -rf "$dir/src" "$build" "$prefix"
+	mkdir -p "$dir/src"
+	(cd "$dir/src" && apt-get source -qq "libvirt=$ver") >&2 || return 1
+	src=$(find "$dir/src" -mindepth 1 -maxdepth 1 -type d -name 'libvirt-*' | head -n 1)
+	[[ -n $src ]] || return 1
+	# Everything automatic off; the ch driver, the daemon, its RPC and
+	# the client on.  No docs, no tests.
+	meson setup "$build" "$src" --prefix="$prefix" \
+		-Dauto_features=disabled -Ddriver_ch=enabled \
+		-Ddriver_remote=enabled -Ddriver_libvirtd=enabled \
+		-Dcurl=enabled -Dyajl=enabled -Ddocs=disabled -Dtests=disabled \
+		-Dinit_script=none >"$dir/build.log" 2>&1 || return 1
+	ninja -C "$build" >>"$dir/build.log" 2>&1 || return 1
+	ninja -C "$build" install >>"$dir/build.log" 2>&1 || return 1
+	touch "$dir/.built"
+}
+
+# ---- the test ----
+
+RUN=''
+DAEMON_PID=''
+cleanup() {
+	if [[ -n $DAEMON_PID ]]; then
+		virsh_ destroy "$NAME" >/dev/null 2>&1
+		virsh_ undefine "$NAME" >/dev/null 2>&1
+		kill "$DAEMON_PID" 2>/dev/null
+		wait "$DAEMON_PID" 2>/dev/null
+	fi
+	[[ -n $RUN ]] && rm -rf "$RUN"
+}
+
+virsh_() {
+	virsh -q -c "ch:///system?socket=$RUN/sock/virtchd-sock" "$@"
+}
+
+# dominfo's value for KEY ("State", "Id", ...).
+dominfo() {
+	virsh_ dominfo "$NAME" 2>/dev/null | sed -n "s/^$1: *//p"
+}
+
+wait_for() {	# SECONDS COMMAND...
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		"${@:2}" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+state_is() {
+	[[ $(dominfo State) == "$1" ]]
+}
+
+main() {
+	((EUID == 0)) || skip "needs root (virtchd runs privileged)"
+	[[ -r /dev/kvm && -w /dev/kvm ]] || skip "no usable /dev/kvm"
+	[[ -f $PAYLOADS/waiter.bzImage ]] || skip "no waiter payload in $PAYLOADS"
+	command -v apt-get >/dev/null || skip "not a Debian system (apt-get)"
+
+	mkdir -p "$CACHE"
+	exec 9>"$CACHE/.lock"
+	flock 9	# one build, one private daemon at a time
+	ensure_deb_src || skip "no deb-src entry for libvirt could be set up"
+	local ver
+	ver=$(source_version)
+	[[ -n $ver ]] || skip "apt knows no libvirt source package"
+	build_libvirt "$ver" ||
+		skip "building libvirt $ver with the ch driver failed (see $CACHE/$ver/build.log)"
+	local prefix=$CACHE/$ver/prefix
+
+	RUN=$(mktemp -d /tmp/gpin-virsh.XXXXXX)
+	trap cleanup EXIT
+	mkdir -p "$RUN/bin" "$RUN/sock"
+	ln -s "$GPIN_VMM" "$RUN/bin/cloud-hypervisor"
+	export PATH=$RUN/bin:$prefix/bin:$prefix/sbin:$PATH
+	# Leftovers of an interrupted run in the private prefix.
+	rm -rf "$prefix/etc/libvirt/ch" "$prefix/var/run/libvirt/ch"
+	cat >"$RUN/virtchd.conf" <<-CONF
+		unix_sock_dir = "$RUN/sock"
+		auth_unix_rw = "none"
+		auth_unix_ro = "none"
+		log_outputs = "3:file:$RUN/virtchd.log"
+	CONF
+	virtchd -f "$RUN/virtchd.conf" >"$RUN/virtchd.out" 2>&1 &
+	DAEMON_PID=$!
+	wait_for 20 test -S "$RUN/sock/virtchd-sock" ||
+		skip "virtchd did not start: $(tail -n 3 "$RUN/virtchd.out" "$RUN/virtchd.log" 2>/dev/null | tr '\n' ' ')"
+
+	echo "# libvirt $ver with the ch driver; gpin-vmm as cloud-hypervisor"
+	local out
+	out=$(virsh_ version 2>&1)
+	if [[ $out == *"hypervisor: CH 32.0.0"* ]]; then
+		ok "virsh version: the ch driver parsed gpin-vmm --version"
+	else
+		not_ok "virsh version: the ch driver parsed gpin-vmm --version" "$out"
+	fi
+
+	cat >"$RUN/$NAME.xml" <<-XML
+		<domain type='kvm'>
+		  <name>$NAME</name>
+		  <memory unit='MiB'>128</memory>
+		  <vcpu>2</vcpu>
+		  <os>
+		    <type arch='x86_64'>hvm</type>
+		    <kernel>$PAYLOADS/waiter.bzImage</kernel>
+		    <cmdline>console=ttyS0</cmdline>
+		  </os>
+		  <devices>
+		    <console type='pty'><target type='serial' port='0'/></console>
+		  </devices>
+		</domain>
+	XML
+	check "virsh define" virsh_ define "$RUN/$NAME.xml"
+	check "list --all: defined and shut off" \
+		bash -c "virsh -q -c 'ch:///system?socket=$RUN/sock/virtchd-sock' list --all | grep -Eq '$NAME +shut off'"
+
+	# ---- start: vm.create + vm.boot, vm.info for the console PTY ----
+	check "virsh start" virsh_ start "$NAME"
+	check "list: running" \
+		bash -c "virsh -q -c 'ch:///system?socket=$RUN/sock/virtchd-sock' list | grep -Eq '$NAME +running'"
+	local pid
+	pid=$(dominfo Id)
+	if [[ $pid =~ ^[0-9]+$ ]] && [[ $(readlink "/proc/$pid/exe") == "$GPIN_VMM" ]]; then
+		ok "dominfo Id is the gpin-vmm process ($pid)"
+	else
+		not_ok "dominfo Id is the gpin-vmm process" "Id '$pid'"
+	fi
+	check "dominfo: running, 2 CPUs, 131072 KiB" bash -c "
+		i=\$(virsh -c 'ch:///system?socket=$RUN/sock/virtchd-sock' dominfo $NAME)
+		grep -Eq '^State: +running' <<<\"\$i\" &&
+		grep -Eq '^CPU\\(s\\): +2' <<<\"\$i\" &&
+		grep -Eq '^Max memory: +131072 KiB' <<<\"\$i\""
+	# libvirt finds vCPUs by their thread names (vcpuN).
+	out=$(virsh_ vcpuinfo "$NAME" 2>&1)
+	if [[ $(grep -c '^VCPU:' <<<"$out") == 2 ]]; then
+		ok "vcpuinfo: two vCPU threads found by name"
+	else
+		not_ok "vcpuinfo: two vCPU threads found by name" "$out"
+	fi
+	local pty
+	pty=$(virsh_ ttyconsole "$NAME" 2>&1)
+	if [[ $pty == /dev/pts/* && -c $pty ]]; then
+		ok "ttyconsole: the PTY from vm.info ($pty)"
+	else
+		not_ok "ttyconsole: the PTY from vm.info" "$pty"
+	fi
+	# virsh console wants a terminal: give it one with script(1).
+	out=$(timeout 20 script -qec \
+		"timeout 5 virsh -c 'ch:///system?socket=$RUN/sock/virtchd-sock' console --force $NAME" \
+		/dev/null </dev/null 2>&1)
+	if [[ $out == *"hello from gpin payload, waiting for shutdown"* ]]; then
+		ok "virsh console: the guest's console output"
+	else
+		not_ok "virsh console: the guest's console output" "$out"
+	fi
+
+	# ---- shutdown: vm.shutdown; libvirt 9.0 keeps the process ----
+	check "virsh shutdown" virsh_ shutdown "$NAME"
+	out=$(dominfo State)
+	if [[ $out == "in shutdown" || $out == "shut off" ]]; then
+		ok "after shutdown: $out"
+	else
+		not_ok "after shutdown: in shutdown or shut off" "State '$out'"
+	fi
+	local sock=$prefix/var/run/libvirt/ch/$NAME-socket
+	out=$(curl -s --unix-socket "$sock" http://localhost/api/v1/vm.info 2>&1)
+	if [[ $out == *'"state":"Shutdown"'* ]]; then
+		ok "vm.info on libvirt's socket: the VM is Shutdown"
+	else
+		not_ok "vm.info on libvirt's socket: the VM is Shutdown" "$out"
+	fi
+	check "virsh destroy" virsh_ destroy "$NAME"
+	check "shut off after destroy" wait_for 5 state_is "shut off"
+	if wait_for 5 bash -c "! kill -0 $pid 2>/dev/null"; then
+		ok "gpin-vmm ($pid) is gone"
+	else
+		not_ok "gpin-vmm ($pid) is gone"
+	fi
+
+	# ---- start again, destroy while running ----
+	check "virsh start (again)" virsh_ start "$NAME"
+	pid=$(dominfo Id)
+	check "running again" state_is running
+	check "virsh destroy (running)" virsh_ destroy "$NAME"
+	if [[ $pid =~ ^[0-9]+$ ]] && wait_for 5 bash -c "! kill -0 $pid 2>/dev/null"; then
+		ok "gpin-vmm ($pid) is gone after destroy"
+	else
+		not_ok "gpin-vmm is gone after destroy" "pid '$pid'"
+	fi
+
+	check "virsh undefine" virsh_ undefine "$NAME"
+	out=$(virsh_ list --all --name 2>&1)
+	if ! grep -qx "$NAME" <<<"$out"; then
+		ok "list --all: gone"
+	else
+		not_ok "list --all: gone" "$out"
+	fi
+	if ((failed)); then
+		echo "# virtchd log: $RUN/virtchd.log (removed); last lines:"
+		tail -n 20 "$RUN/virtchd.log" 2>/dev/null | sed 's/^/#   /'
+	fi
+	echo "1..$n"
+	((failed == 0))
+}
+
+main "$@"
