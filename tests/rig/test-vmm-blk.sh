@@ -1,0 +1,224 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# gpin-vmm's virtio-blk in a Linux guest: inside the rig's test host
+# (tests/rig/rig), a memory-backed null_blk device is the backing, and
+# each case boots the Debian guest with --disk and checks what the guest
+# and then the test host see:
+#   fio-ext4   --cpus 2 (two queues): fio randwrite + crc32c verify,
+#              numjobs=2, O_DIRECT; then files and their sha256 sums
+#              written into a new ext4 by mkfs.ext4 -d (the guest image
+#              has no ext4 module to mount one), sync.  In the test host: the
+#              filesystem is clean (e2fsck -fn) and the files' checksums
+#              match; both queues served requests (the VMM's counters)
+#   iothread   the same fio verify with io=iothread, queues=2
+#   ro         ,ro: the guest sees a read-only disk, reads work, writes
+#              fail; the backing is unchanged
+#   ioerr      device-mapper: 1 MiB linear then an `error` target; the
+#              guest's reads in the error zone fail, good reads go on
+#              working, the VMM reports the error and exits with the
+#              guest's status
+#
+# Usage: tests/rig/test-vmm-blk.sh GPIN_VMM [6.1|6.12|VER]   (default 6.1)
+# Output: TAP.  Exit: 0 pass, 1 fail, 77 skipped.  It starts the rig and
+# runs itself again inside with --inside.
+
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+readonly HERE TOP
+readonly EX_SKIP=77
+readonly GUEST_TIMEOUT=420
+readonly NULLB_GB=1
+
+skip() {
+	echo "1..0 # SKIP $*"
+	exit "$EX_SKIP"
+}
+
+b64() {
+	printf '%s' "$1" | base64 -w0
+}
+
+# One boot.  Args: name want-status log disk-option guest-script.
+boot() {
+	local name=$1 want=$2 log=$3 disk=$4 script=$5 rc t0 t1
+	t0=$(date +%s.%N)
+	set +e
+	timeout "$GUEST_TIMEOUT" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
+		--cpus 2 --mem 512M --disk "$disk" \
+		--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" \
+		</dev/null >"$log" 2>&1
+	rc=$?
+	set -e
+	t1=$(date +%s.%N)
+	printf '# %s: status %d (want %d), %.1f s\n' "$name" "$rc" "$want" \
+		"$(echo "$t1 - $t0" | bc)"
+	grep -a '^gpin-vmm: blk\|^GUEST' "$log" | tr -d '\r' | sed 's/^/#   /' || true
+	if ((rc != want)); then
+		echo "# last lines of $log:"
+		tail -n 20 "$log" | tr -d '\r' | sed 's/^/#   /'
+		return 1
+	fi
+}
+
+has() {
+	tr -d '\r' <"$1" | grep -q -- "$2"
+}
+
+n=0 failed=0
+result() {
+	n=$((n + 1))
+	if (($1 == 0)); then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+# Guest side of a fio write+verify over /dev/vda, two jobs on separate
+# regions; status 11 when fio or its verify fails.
+FIO_VERIFY='fio --name=verify --filename=/dev/vda --direct=1 --ioengine=libaio \
+	--rw=randwrite --bs=4k --iodepth=8 --numjobs=2 --size=8M \
+	--offset_increment=256M --verify=crc32c --do_verify=1 --verify_fatal=1 \
+	--group_reporting --eta=never >/tmp/fio.log 2>&1 ||
+	{ tail -n 20 /tmp/fio.log; exit 11; }
+grep -E "IOPS|err=" /tmp/fio.log | sed "s/^/GUEST fio: /"'
+
+case_fio_ext4() {
+	local log=$OUT/blk-fio-ext4.log dir=/tmp/gpin-blk-files
+	local script="set -e
+[ -b /dev/vda ] || { echo GUEST no /dev/vda; exit 10; }
+echo GUEST queues=\$(ls /sys/block/vda/mq | wc -l) ro=\$(cat /sys/block/vda/ro)
+$FIO_VERIFY
+mkdir -p /tmp/files
+for i in 1 2 3; do dd if=/dev/urandom of=/tmp/files/file\$i bs=64k count=\$((i * 8)) 2>/dev/null; done
+(cd /tmp/files && sha256sum file1 file2 file3 >SUMS)
+sed 's/^/GUEST sum /' /tmp/files/SUMS
+mkfs.ext4 -q -F -d /tmp/files /dev/vda || exit 12
+sync
+exit 0"
+	boot fio-ext4 0 "$log" "$NULLB" "$script" || return 1
+	has "$log" '^GUEST queues=2 ro=0' || { echo "# guest saw no 2-queue disk"; return 1; }
+	if ! has "$log" '^gpin-vmm: blk0-q0: [1-9]' ||
+		! has "$log" '^gpin-vmm: blk0-q1: [1-9]'; then
+		echo "# a queue served no request"
+		return 1
+	fi
+	e2fsck -fn "$NULLB" >"$OUT/e2fsck.log" 2>&1 ||
+		{ echo "# e2fsck found errors:"; sed 's/^/#   /' "$OUT/e2fsck.log"; return 1; }
+	# debugfs reads the files without the test host mounting anything.
+	mkdir -p "$dir"
+	for f in file1 file2 file3 SUMS; do
+		debugfs -R "dump /$f $dir/$f" "$NULLB" >/dev/null 2>&1 || return 1
+	done
+	(cd "$dir" && sha256sum -c SUMS) >"$OUT/sums.log" 2>&1
+	local rc=$?
+	sed 's/^/#   host: /' "$OUT/sums.log"
+	return $rc
+}
+
+case_iothread() {
+	local log=$OUT/blk-iothread.log
+	boot iothread 0 "$log" "$NULLB,io=iothread,queues=2" \
+		"set -e; $FIO_VERIFY" || return 1
+	has "$log" '^gpin-vmm: blk0-q0: [1-9]' && ! has "$log" 'I/O error'
+}
+
+case_ro() {
+	local log=$OUT/blk-ro.log before after
+	before=$(head -c 1048576 "$NULLB" | sha256sum)
+	boot ro 0 "$log" "$NULLB,ro" "
+[ \"\$(cat /sys/block/vda/ro)\" = 1 ] || { echo GUEST not ro; exit 20; }
+dd if=/dev/vda of=/dev/null bs=4k count=256 iflag=direct 2>/dev/null || exit 21
+if dd if=/dev/zero of=/dev/vda bs=4k count=1 oflag=direct 2>/dev/null; then
+	echo GUEST write succeeded; exit 22
+fi
+echo GUEST write refused
+exit 0" || return 1
+	has "$log" '^GUEST write refused' || return 1
+	after=$(head -c 1048576 "$NULLB" | sha256sum)
+	[[ $before == "$after" ]] || { echo "# backing changed"; return 1; }
+}
+
+case_ioerr() {
+	local log=$OUT/blk-ioerr.log dm=gpin-blk-err
+	if ! modprobe -d "$RIG_MODDIR" dm-mod 2>/dev/null; then
+		echo "# dm-mod does not load: skipping"
+		return 77
+	fi
+	# 1 MiB of the null_blk, then 1 MiB that fails every I/O.
+	DM_DISABLE_UDEV=1 dmsetup create "$dm" --noudevsync --table \
+		"0 2048 linear $NULLB 0
+2048 2048 error" || return 1
+	boot ioerr 5 "$log" "/dev/mapper/$dm" "
+dd if=/dev/vda of=/dev/null bs=4k count=256 iflag=direct 2>/dev/null || exit 30
+if dd if=/dev/vda of=/dev/null bs=4k skip=300 count=1 iflag=direct 2>/dev/null; then
+	echo GUEST bad read succeeded; exit 31
+fi
+if dd if=/dev/zero of=/dev/vda bs=4k seek=300 count=1 oflag=direct 2>/dev/null; then
+	echo GUEST bad write succeeded; exit 32
+fi
+dd if=/dev/vda of=/dev/null bs=4k count=16 iflag=direct 2>/dev/null || exit 33
+echo GUEST errors seen, disk still usable
+exit 5"
+	local rc=$?
+	DM_DISABLE_UDEV=1 dmsetup remove --noudevsync "$dm" || true
+	((rc == 0)) && has "$log" '^GUEST errors seen' &&
+		has "$log" 'gpin-vmm: blk0-q[0-9]: I/O error'
+}
+
+# Runs in the test host, chrooted into the CI host's root.
+inside() {
+	VMM=$1 VMLINUZ=$2 INITRD=$3
+	OUT=${RIG_OUT:-/tmp}
+	[[ -c /dev/kvm ]] || { echo "not ok 1 - no /dev/kvm in the test host"; return 1; }
+	modprobe -d "$RIG_MODDIR" null_blk nr_devices=1 memory_backed=1 \
+		gb=$NULLB_GB bs=512 ||
+		{ echo "not ok 1 - null_blk does not load"; return 1; }
+	NULLB=/dev/nullb0
+	[[ -b $NULLB ]] || { echo "not ok 1 - no $NULLB"; return 1; }
+	echo "1..4"
+	echo "# test host $(uname -r), $(nproc) CPUs; guest $VMLINUZ; backing $NULLB"
+	local c rc
+	for c in fio_ext4 iothread ro ioerr; do
+		set +e
+		"case_$c"
+		rc=$?
+		set -e
+		if ((rc == 77)); then
+			n=$((n + 1))
+			echo "ok $n - $c # SKIP"
+		else
+			result "$rc" "$c"
+		fi
+	done
+	echo "# $((n - failed)) passed, $failed failed"
+	((failed == 0))
+}
+
+main() {
+	if [[ ${1:-} == --inside ]]; then
+		shift
+		inside "$@"
+		return
+	fi
+	local vmm=${1:?usage: test-vmm-blk.sh GPIN_VMM [KERNEL]} kernel=${2:-6.1} img
+	vmm=$(realpath "$vmm")
+	[[ -x $vmm ]] || { echo "not ok 1 - $vmm is not executable"; exit 1; }
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+	((EUID == 0)) || skip "the rig needs root (mknod, apt, /var/cache)"
+	img=$("$TOP/guest-images/build-guest" "$kernel") ||
+		{ echo "not ok 1 - building the $kernel guest image failed"; exit 1; }
+	local KVER='' VMLINUZ='' INITRD=''
+	eval "$img"
+	echo "# guest image: $KVER $INITRD"
+	"$HERE/rig" --kernel "$KVER" --timeout $((5 * GUEST_TIMEOUT)) "${RIG_ARGS[@]}" -- \
+		"$HERE/test-vmm-blk.sh" --inside "$vmm" "$VMLINUZ" "$INITRD"
+}
+
+RIG_ARGS=()
+[[ -n ${GPIN_RIG_OUT:-} ]] && RIG_ARGS=(--out "$GPIN_RIG_OUT")
+main "$@"
