@@ -24,7 +24,9 @@
 #  - APs wait for INIT-SIPI-SIPI; the MADT lists one LAPIC per vCPU (smp,
 #    madt);
 #  - anything but a bzImage >= 2.12 with XLF_KERNEL_64: exit 2, one line on
-#    stderr (bad-*).
+#    stderr (bad-*);
+#  - --disk is a virtio-mmio v2 block device at 0xd0000000: writes reach
+#    the backing, reads return them, errors come back as status (virtio).
 set -u
 
 if [ $# -ne 2 ]; then
@@ -227,6 +229,28 @@ reject "reject: setup sectors only, no kernel" "$tmp/setup-only"
 head -c 544 "$dir/hello.bzImage" >"$tmp/cut-header"	# 0x220: mid-header
 reject "reject: file ends inside the setup header" "$tmp/cut-header"
 reject "reject: no such file" "$tmp/does-not-exist"
+
+# virtio-blk driven by hand (virtio payload): the disk is a file here.
+head -c 1048576 /dev/zero >"$tmp/disk"
+expect "virtio-blk: write, flush, read back, IOERR, UNSUPP" 0 \
+	"virtio: write, flush, read back, errors: ok" -- \
+	--kernel "$dir/virtio.bzImage" --disk "$tmp/disk"
+# Sector 1 holds the payload's pattern, byte i = i * 7 + 3.
+if [ "$(od -An -tu1 -j512 -N4 "$tmp/disk" | tr -s ' ')" = " 3 10 17 24" ]; then
+	result "virtio-blk: the write reached the backing file" ""
+else
+	result "virtio-blk: the write reached the backing file" \
+		"sector 1 starts with$(od -An -tu1 -j512 -N4 "$tmp/disk")"
+fi
+expect "virtio-blk io=iothread" 0 "virtio: write, flush, read back" -- \
+	--kernel "$dir/virtio.bzImage" --disk "$tmp/disk,io=iothread"
+expect "virtio-blk read-only: the write fails with IOERR" 13 \
+	"virtio: write failed" -- --kernel "$dir/virtio.bzImage" \
+	--disk "$tmp/disk,ro"
+expect "--disk on a missing file: VMM error" 1 "" -- \
+	--kernel "$dir/virtio.bzImage" --disk "$tmp/no-such-disk"
+expect "--disk pin=fast refused until the gpin backend exists" 2 "" -- \
+	--kernel "$dir/virtio.bzImage" --disk "$tmp/disk,pin=fast"
 
 echo "1..$n"
 if [ "$failed" -ne 0 ]; then
