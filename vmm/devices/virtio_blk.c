@@ -430,6 +430,12 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 		goto err_free;
 	}
 	blk_fill_config(blk);
+	fprintf(stderr, "gpin-vmm: blk%u: %s: %llu MiB, %u-byte blocks, %u "
+		"queue%s, pin=%s, io=%s%s%s\n", p->index, p->path,
+		(unsigned long long)(blk->be->size >> 20), blk->be->lbs, blk->nq,
+		blk->nq == 1 ? "" : "s", p->backend->name,
+		p->iothread ? "iothread" : "vcpu", p->ro ? ", read-only" : "",
+		blk->be->direct ? "" : ", buffered (no O_DIRECT)");
 	blk->vdev = (struct virtio_dev) {
 		.device_id = VIRTIO_ID_BLOCK,
 		.features = blk_features(blk),
