@@ -23,17 +23,10 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 readonly HERE TOP
-readonly EX_SKIP=77
 readonly GUEST_TIMEOUT=240
 
-skip() {
-	echo "1..0 # SKIP $*"
-	exit "$EX_SKIP"
-}
-
-b64() {
-	printf '%s' "$1" | base64 -w0
-}
+# shellcheck source=tests/rig/guest-test-lib.sh
+. "$HERE/guest-test-lib.sh"
 
 # One boot.  Args: name want-status log cpus cmdline-extra; the rest of the
 # checks look at the log.
@@ -53,21 +46,6 @@ boot() {
 		echo "# last lines of $log:"
 		tail -n 15 "$log" | tr -d '\r' | sed 's/^/#   /'
 		return 1
-	fi
-}
-
-has() {
-	tr -d '\r' <"$1" | grep -q -- "$2"
-}
-
-n=0 failed=0
-result() {
-	n=$((n + 1))
-	if (($1 == 0)); then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
 	fi
 }
 
@@ -114,36 +92,13 @@ inside() {
 	VMM=$1 VMLINUZ=$2 INITRD=$3
 	OUT=${RIG_OUT:-/tmp}
 	[[ -c /dev/kvm ]] || { echo "not ok 1 - no /dev/kvm in the test host"; return 1; }
-	echo "1..6"
 	echo "# test host $(uname -r), $(nproc) CPUs; guest $VMLINUZ"
-	for c in nproc cpus3 fail poweroff reboot panic; do
-		set +e
-		"case_$c"
-		result $? "$c"
-		set -e
-	done
-	echo "# $((n - failed)) passed, $failed failed"
-	((failed == 0))
+	run_cases nproc cpus3 fail poweroff reboot panic
 }
 
-main() {
-	if [[ ${1:-} == --inside ]]; then
-		shift
-		inside "$@"
-		return
-	fi
-	local vmm=${1:?usage: test-vmm-boot.sh GPIN_VMM [KERNEL]} kernel=${2:-6.1} img
-	vmm=$(realpath "$vmm")
-	[[ -x $vmm ]] || { echo "not ok 1 - $vmm is not executable"; exit 1; }
-	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
-	((EUID == 0)) || skip "the rig needs root (mknod, apt, /var/cache)"
-	img=$("$TOP/guest-images/build-guest" "$kernel") ||
-		{ echo "not ok 1 - building the $kernel guest image failed"; exit 1; }
-	local KVER='' VMLINUZ='' INITRD=''
-	eval "$img"
-	echo "# guest image: $KVER $INITRD"
-	"$HERE/rig" --kernel "$KVER" --timeout $((8 * GUEST_TIMEOUT)) -- \
-		"$HERE/test-vmm-boot.sh" --inside "$vmm" "$VMLINUZ" "$INITRD"
-}
-
-main "$@"
+if [[ ${1:-} == --inside ]]; then
+	shift
+	inside "$@"
+else
+	guest_test_main "$HERE/test-vmm-boot.sh" $((8 * GUEST_TIMEOUT)) "$@"
+fi

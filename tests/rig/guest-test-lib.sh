@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# Shared by the rig tests that boot Linux guests under gpin-vmm
+# (test-vmm-*.sh): TAP output, case running, and the outer half that builds
+# the guest image and runs the script again inside the test host.
+#
+# A test script defines case_NAME functions (0 pass, 77 skip, else fail)
+# and an `inside` function, sources this file, and ends with
+# `guest_test_main SCRIPT TIMEOUT "$@"`.
+
+readonly EX_SKIP=77
+
+skip() {
+	echo "1..0 # SKIP $*"
+	exit "$EX_SKIP"
+}
+
+b64() {
+	printf '%s' "$1" | base64 -w0
+}
+
+# Whether the console log $1 has a line matching $2 (CRs stripped).
+has() {
+	tr -d '\r' <"$1" | grep -q -- "$2"
+}
+
+n=0 failed=0
+
+# Runs case_NAME for each NAME and prints one TAP line each.
+run_cases() {
+	local c rc
+	echo "1..$#"
+	for c in "$@"; do
+		set +e
+		"case_$c"
+		rc=$?
+		set -e
+		n=$((n + 1))
+		if ((rc == 0)); then
+			echo "ok $n - $c"
+		elif ((rc == EX_SKIP)); then
+			echo "ok $n - $c # SKIP"
+		else
+			echo "not ok $n - $c"
+			failed=$((failed + 1))
+		fi
+	done
+	echo "# $((n - failed)) passed, $failed failed"
+	((failed == 0))
+}
+
+# Outer half, on the CI host: checks the prerequisites, builds the guest
+# image for the kernel series and runs SCRIPT --inside GPIN_VMM VMLINUZ
+# INITRD in the test host.  Args: script rig-timeout GPIN_VMM [KERNEL].
+guest_test_main() {
+	local script=$1 timeout=$2 vmm=${3:-} kernel=${4:-6.1} img
+	local -a rig_args=()
+	[[ -n $vmm ]] || { echo "usage: $script GPIN_VMM [KERNEL]" >&2; exit 2; }
+	vmm=$(realpath "$vmm")
+	[[ -x $vmm ]] || { echo "not ok 1 - $vmm is not executable"; exit 1; }
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+	((EUID == 0)) || skip "the rig needs root (mknod, apt, /var/cache)"
+	img=$("$TOP/guest-images/build-guest" "$kernel") ||
+		{ echo "not ok 1 - building the $kernel guest image failed"; exit 1; }
+	local KVER='' VMLINUZ='' INITRD=''
+	eval "$img"
+	echo "# guest image: $KVER $INITRD"
+	[[ -n ${GPIN_RIG_OUT:-} ]] && rig_args=(--out "$GPIN_RIG_OUT")
+	"$TOP/tests/rig/rig" --kernel "$KVER" --timeout "$timeout" "${rig_args[@]}" -- \
+		"$script" --inside "$vmm" "$VMLINUZ" "$INITRD"
+}
