@@ -127,11 +127,8 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
 	struct vm *vm = vcpu->vm;
-	char name[16];
 	sigset_t set;
 
-	snprintf(name, sizeof(name), "vcpu%u", vcpu->id);
-	pthread_setname_np(pthread_self(), name);
 	/* Only the kick signal reaches vCPU threads. */
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
@@ -158,10 +155,18 @@ static void *vcpu_thread(void *arg)
 int vcpu__start(struct vcpu *vcpu)
 {
 	int ret = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
+	char name[16];
 
 	if (ret)
 		return -ret;
 	vcpu->running = true;
+	/*
+	 * Named here, not by the thread itself: whoever asks as soon as the
+	 * VM has started (libvirt lists threads named vcpuN when vm.boot
+	 * returns) must already see the name.
+	 */
+	snprintf(name, sizeof(name), "vcpu%u", vcpu->id);
+	pthread_setname_np(vcpu->thread, name);
 	return 0;
 }
 

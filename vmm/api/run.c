@@ -96,22 +96,6 @@ static int open_console(struct vmm *v, const struct api_vm_config *cfg)
 	return 0;
 }
 
-/*
- * libvirt lists the VMM's threads as soon as vm.boot returns and takes
- * those named vcpuN for vCPUs; a thread that has not yet named itself
- * would be missed.  Name them from here too (the same names).
- */
-static void name_vcpu_threads(struct vm *vm)
-{
-	char name[16];
-	unsigned int i;
-
-	for (i = 0; i < vm->ncpus; i++) {
-		snprintf(name, sizeof(name), "vcpu%u", i);
-		pthread_setname_np(vm->vcpus[i]->thread, name);
-	}
-}
-
 static int backend_boot(void *opaque, const struct api_vm_config *cfg,
 			char *err, size_t errlen)
 {
@@ -176,7 +160,6 @@ static int backend_boot(void *opaque, const struct api_vm_config *cfg,
 		vm__destroy(&v->vm);
 		goto out;
 	}
-	name_vcpu_threads(&v->vm);
 	v->vm_live = true;
 	ret = 0;
 out:
