@@ -22,6 +22,7 @@ enum {
 	OPT_DOMAIN = 0x100,
 	OPT_PRINT_CONFIG,
 	OPT_API_SOCKET,
+	OPT_CHURN,
 };
 
 static const struct option long_options[] = {
@@ -34,6 +35,7 @@ static const struct option long_options[] = {
 	{ "domain",	required_argument, NULL, OPT_DOMAIN },
 	{ "print-config", no_argument,	   NULL, OPT_PRINT_CONFIG },
 	{ "api-socket",	required_argument, NULL, OPT_API_SOCKET },
+	{ "churn",	optional_argument, NULL, OPT_CHURN },
 	{ "help",	no_argument,	   NULL, OPT_HELP },
 	{ "version",	no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -51,13 +53,15 @@ void options__usage(FILE *out, const char *prog)
 "  -p, --cpus N         vCPUs, 1..%d, one thread each, named vcpuN (default 1)\n"
 "  -m, --mem SIZE       guest RAM with unit K, M or G, plain number = MiB,\n"
 "                       %llu MiB..%llu GiB (default %llu MiB)\n"
-"  -d, --disk PATH[,ro][,pin=kernel][,queues=N][,io=vcpu|iothread]\n"
+"  -d, --disk PATH[,ro][,pin=fast|locked|kernel][,queues=N][,io=vcpu|iothread]\n"
 "                       virtio-blk disk on a file or block device, O_DIRECT;\n"
 "                       up to %d; queues default to one per vCPU (max %d);\n"
 "                       io=vcpu: the notifying vCPU submits (default),\n"
 "                       io=iothread: a thread per queue woken by ioeventfd.\n"
-"                       pin=kernel: io_uring (the host kernel pins); fast and\n"
-"                       locked need gpin.ko's async DIO (not yet in gpin-vmm)\n"
+"                       pin=fast|locked: gpin.ko's async DIO, pages pinned by\n"
+"                       its lockless walk or under mmap_lock; pin=kernel:\n"
+"                       io_uring (the host kernel pins); default fast when\n"
+"                       /dev/gpin exists, else kernel\n"
 "      --domain FILE    take the VM from a libvirt <domain type='kvm'> XML,\n"
 "                       validated against libvirt's schema (replaces the\n"
 "                       options above; see docs/LIBVIRT.md)\n"
@@ -65,6 +69,9 @@ void options__usage(FILE *out, const char *prog)
 "      --api-socket fd=N|path=P\n"
 "                       serve the Cloud Hypervisor HTTP API subset libvirt's\n"
 "                       ch driver uses; the VM comes from PUT vm.create\n"
+"      --churn[=KIB]    benchmark aid: a VMM thread mmaps, touches and\n"
+"                       munmaps KIB (default 64) in a loop, an mmap_lock\n"
+"                       writer as memory hot-plug or an allocator would be\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n"
@@ -182,10 +189,10 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 	if (!strcmp(w, "pin")) {
 		if (!strcmp(val, "kernel"))
 			d->pin = DISK_PIN_KERNEL;
-		else if (!strcmp(val, "fast") || !strcmp(val, "locked"))
-			return fail(err, errlen,
-				    "--disk: pin=%s needs gpin.ko's asynchronous DIO, "
-				    "not in gpin-vmm yet; use pin=kernel", val);
+		else if (!strcmp(val, "fast"))
+			d->pin = DISK_PIN_FAST;
+		else if (!strcmp(val, "locked"))
+			d->pin = DISK_PIN_LOCKED;
 		else
 			return fail(err, errlen,
 				    "--disk: pin=%s: expected fast, locked or kernel",
@@ -221,7 +228,7 @@ int options__parse_disk(const char *s, struct disk_options *d, char *err,
 {
 	char buf[PATH_MAX + 64], *rest = buf, *w;
 
-	*d = (struct disk_options) { .pin = DISK_PIN_KERNEL, .io = DISK_IO_VCPU };
+	*d = (struct disk_options) { .pin = DISK_PIN_DEFAULT, .io = DISK_IO_VCPU };
 	if (strlen(s) >= sizeof(buf))
 		return fail(err, errlen, "--disk: value too long");
 	strcpy(buf, s);
@@ -234,6 +241,26 @@ int options__parse_disk(const char *s, struct disk_options *d, char *err,
 	while ((w = next_word(&rest)))
 		if (parse_disk_word(w, d, err, errlen))
 			return -1;
+	return 0;
+}
+
+/* --churn[=KIB]: the size of the region the churn thread maps. */
+static int parse_churn(const char *s, unsigned int *kib)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s) {
+		*kib = 64;
+		return 0;
+	}
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < 4 || v > (1UL << 20))
+		return -1;
+	*kib = v;
 	return 0;
 }
 
@@ -345,6 +372,12 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 			if (parse_api_socket(optarg, opts))
 				return fail(err, errlen,
 					    "--api-socket '%s': expected fd=N or path=P",
+					    optarg);
+			break;
+		case OPT_CHURN:
+			if (parse_churn(optarg, &opts->churn_kib))
+				return fail(err, errlen,
+					    "--churn=%s: expected KiB, 4 to 1048576",
 					    optarg);
 			break;
 		case OPT_HELP:

@@ -20,6 +20,7 @@
 
 /* Who pins the guest's buffers for a disk's direct I/O. */
 enum disk_pin {
+	DISK_PIN_DEFAULT,	/* fast when /dev/gpin exists, else kernel */
 	DISK_PIN_KERNEL,	/* io_uring: the host kernel's own GUP */
 	DISK_PIN_FAST,		/* gpin.ko, fast path */
 	DISK_PIN_LOCKED,	/* gpin.ko, mmap-lock path */
@@ -47,6 +48,7 @@ struct vm_options {
 	uint64_t mem_size;
 	struct disk_options disks[VM_DISKS_MAX];
 	unsigned int ndisks;
+	unsigned int churn_kib;	/* --churn: mmap/munmap loop (benchmark aid) */
 	bool mem_locked;	/* mlock guest RAM (domain <memoryBacking><locked/>) */
 	bool console_pty;	/* UART on a new PTY, not stdio (domain type='pty') */
 	const char *domain;	/* --domain: the VM is a libvirt domain XML */

@@ -292,6 +292,32 @@ static int vm_attach_ioeventfds(struct vm *vm, struct virtio_blk *blk,
 	return 0;
 }
 
+/*
+ * Who pins a disk's buffers.  The default is gpin.ko's fast path when the
+ * module is there (/dev/gpin exists), else the kernel's own (io_uring).
+ */
+static const struct blk_backend_ops *disk_backend(const struct disk_options *d,
+						  unsigned int i)
+{
+	bool have_gpin;
+
+	switch (d->pin) {
+	case DISK_PIN_FAST:
+		return &blk_backend_gpin_fast_ops;
+	case DISK_PIN_LOCKED:
+		return &blk_backend_gpin_locked_ops;
+	case DISK_PIN_KERNEL:
+		return &blk_backend_kernel_ops;
+	case DISK_PIN_DEFAULT:
+		break;
+	}
+	have_gpin = access("/dev/gpin", F_OK) == 0;
+	fprintf(stderr, "gpin-vmm: blk%u: default pin=%s (%s)\n", i,
+		have_gpin ? "fast" : "kernel",
+		have_gpin ? "/dev/gpin exists" : "no /dev/gpin: gpin.ko not loaded");
+	return have_gpin ? &blk_backend_gpin_fast_ops : &blk_backend_kernel_ops;
+}
+
 static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 			 unsigned int i)
 {
@@ -301,7 +327,7 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 		.ro = d->ro,
 		.nqueues = d->queues ? d->queues : vm->ncpus,
 		.iothread = d->io == DISK_IO_IOTHREAD,
-		.backend = &blk_backend_kernel_ops,
+		.backend = disk_backend(d, i),
 		.index = i,
 	};
 	uint64_t base = VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE;
@@ -391,6 +417,7 @@ int vm__create(struct vm *vm, const struct vm_options *opts,
 	memset(vm, 0, sizeof(*vm));
 	vm->kvm_fd = vm->vm_fd = vm->stop_efd = -1;
 	vm->ncpus = opts->ncpus;
+	vm->churn_kib = opts->churn_kib;
 	pthread_mutex_init(&vm->stop_lock, NULL);
 	bus__init(&vm->pio, "pio");
 	bus__init(&vm->mmio, "mmio");
@@ -526,10 +553,50 @@ int vm__exit_status(const struct vm *vm)
 	return 1;
 }
 
+/*
+ * --churn: map, touch and unmap a small region until the VM stops.  Each
+ * mmap and munmap takes mmap_lock for writing, as memory hot-plug or a
+ * malloc arena would: the locked pinning path waits for it, the fast
+ * path does not.
+ */
+static void *churn_thread(void *arg)
+{
+	struct vm *vm = arg;
+	size_t len = (size_t)vm->churn_kib << 10, off;
+	uint64_t n = 0;
+
+	pthread_setname_np(pthread_self(), "churn");
+	while (!vm__stopping(vm)) {
+		uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			break;
+		for (off = 0; off < len; off += 4096)
+			p[off] = 1;
+		munmap(p, len);
+		n++;
+	}
+	__atomic_store_n(&vm->churn_cycles, n, __ATOMIC_RELEASE);
+	return NULL;
+}
+
 int vm__start(struct vm *vm)
 {
 	unsigned int i;
 	int ret;
+
+	if (vm->churn_kib) {
+		ret = -pthread_create(&vm->churn_thread, NULL, churn_thread, vm);
+		if (ret) {
+			fprintf(stderr, "gpin-vmm: starting the churn thread: "
+				"%s\n", strerror(-ret));
+			return ret;
+		}
+		vm->churn_running = true;
+		fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB in a "
+			"loop (benchmark aid)\n", vm->churn_kib);
+	}
 
 	for (i = 0; i < vm->ncpus; i++) {
 		ret = vcpu__start(vm->vcpus[i]);
@@ -553,6 +620,12 @@ void vm__join(struct vm *vm)
 	for (i = 0; i < vm->ncpus; i++)
 		if (vm->vcpus && vm->vcpus[i])
 			vcpu__join(vm->vcpus[i]);
+	if (vm->churn_running) {
+		pthread_join(vm->churn_thread, NULL);
+		vm->churn_running = false;
+		fprintf(stderr, "gpin-vmm: churn: %llu mmap/munmap cycles\n",
+			(unsigned long long)vm->churn_cycles);
+	}
 	for (i = 0; i < vm->ndisks; i++)
 		virtio_blk__print_stats(vm->disks[i], stderr);
 }

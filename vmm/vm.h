@@ -69,6 +69,12 @@ struct vm {
 	unsigned int ndisks;
 	struct virtio_blk *disks[VM_DISKS_MAX];
 	struct virtio_mmio *disk_mmio[VM_DISKS_MAX];
+
+	/* --churn: a thread that maps and unmaps memory (benchmark aid). */
+	unsigned int churn_kib;
+	pthread_t churn_thread;
+	bool churn_running;
+	uint64_t churn_cycles;
 };
 
 /*

@@ -12,6 +12,13 @@
 #              filesystem is clean (e2fsck -fn) and the files' checksums
 #              match; both queues served requests (the VMM's counters)
 #   iothread   the same fio verify with io=iothread, queues=2
+#   verify-kernel, verify-fast, verify-locked
+#              the same fio verify with pin=kernel, pin=fast and
+#              pin=locked (gpin.ko's async DIO; skipped when the module
+#              could not be built or loaded); for fast and locked, the
+#              module's counters (the VMM's exit line, taken from
+#              GPIN_IOC_STATS) show DIO requests in that mode, and for
+#              fast no fallback to the locked path
 #   ro         ,ro: the guest sees a read-only disk, reads work, writes
 #              fail; the backing is unchanged
 #   ioerr      device-mapper: 1 MiB linear then an `error` target; the
@@ -19,9 +26,13 @@
 #              working, the VMM reports the error and exits with the
 #              guest's status
 #
-# Usage: tests/rig/test-vmm-blk.sh GPIN_VMM [6.1|6.12|VER]   (default 6.1)
-# Output: TAP.  Exit: 0 pass, 1 fail, 77 skipped.  It starts the rig and
-# runs itself again inside with --inside.
+# Usage: tests/rig/test-vmm-blk.sh GPIN_VMM [6.1|6.12|VER] [CASE,...]
+#   kernel default 6.1; cases (default all): fio_ext4, iothread,
+#   verify_kernel, verify_fast, verify_locked, ro, ioerr
+# Output: TAP.  Exit: 0 pass, 1 fail, 77 skipped.  It builds gpin.ko for
+# the guest kernel's release (in ${GPIN_PIN_BUILDDIR:-build-pin}/<ver>/),
+# starts the rig with it inserted and runs itself again inside with
+# --inside.
 
 set -euo pipefail
 
@@ -127,6 +138,38 @@ case_iothread() {
 	has "$log" '^gpin-vmm: blk0-q0: [1-9]' && ! has "$log" 'I/O error'
 }
 
+# fio verify with pin=$1; for the gpin modes, the module's counters.
+case_verify() {
+	local pin=$1 log=$OUT/blk-verify-$1.log line reqs fb
+	if [[ $pin != kernel && ! -c /dev/gpin ]]; then
+		echo "# no /dev/gpin in the test host: skipping pin=$pin"
+		return 77
+	fi
+	boot "verify-$pin" 0 "$log" "$NULLB,pin=$pin" "set -e; $FIO_VERIFY" ||
+		return 1
+	has "$log" "^gpin-vmm: blk0: .*pin=$pin," ||
+		{ echo "# the disk did not start with pin=$pin"; return 1; }
+	has "$log" '^gpin-vmm: blk0-q1: [1-9]' && ! has "$log" 'I/O error' ||
+		return 1
+	[[ $pin == kernel ]] && return 0
+	# "gpin-vmm: blk0: gpin.ko pin=fast: N DIO requests, C pin calls,
+	#  F fallbacks, W us mmap_lock wait"
+	line=$(tr -d '\r' <"$log" | grep "^gpin-vmm: blk0: gpin.ko pin=$pin:") ||
+		{ echo "# no module counters in the VMM's output"; return 1; }
+	reqs=$(sed 's/.*: \([0-9]*\) DIO requests.*/\1/' <<<"$line")
+	fb=$(sed 's/.* \([0-9]*\) fallbacks.*/\1/' <<<"$line")
+	echo "# module: $reqs $pin-mode DIO requests, $fb fallbacks"
+	((reqs > 1000)) || { echo "# too few $pin-mode DIO requests"; return 1; }
+	if [[ $pin == fast ]] && ((fb != 0)); then
+		echo "# the fast walk fell back to the locked path"
+		return 1
+	fi
+}
+
+case_verify_kernel() { case_verify kernel; }
+case_verify_fast() { case_verify fast; }
+case_verify_locked() { case_verify locked; }
+
 case_ro() {
 	local log=$OUT/blk-ro.log before after
 	before=$(head -c 1048576 "$NULLB" | sha256sum)
@@ -173,6 +216,7 @@ exit 5"
 # Runs in the test host, chrooted into the CI host's root.
 inside() {
 	VMM=$1 VMLINUZ=$2 INITRD=$3
+	local cases=${4:-fio_ext4,iothread,verify_kernel,verify_fast,verify_locked,ro,ioerr}
 	OUT=${RIG_OUT:-/tmp}
 	[[ -c /dev/kvm ]] || { echo "not ok 1 - no /dev/kvm in the test host"; return 1; }
 	modprobe -d "$RIG_MODDIR" null_blk nr_devices=1 memory_backed=1 \
@@ -180,10 +224,15 @@ inside() {
 		{ echo "not ok 1 - null_blk does not load"; return 1; }
 	NULLB=/dev/nullb0
 	[[ -b $NULLB ]] || { echo "not ok 1 - no $NULLB"; return 1; }
-	echo "1..4"
+	echo "1..$(tr , ' ' <<<"$cases" | wc -w)"
 	echo "# test host $(uname -r), $(nproc) CPUs; guest $VMLINUZ; backing $NULLB"
+	if [[ -c /dev/gpin ]]; then
+		echo "# gpin.ko loaded: the default pin mode is fast"
+	else
+		echo "# no gpin.ko: the default pin mode is kernel"
+	fi
 	local c rc
-	for c in fio_ext4 iothread ro ioerr; do
+	for c in ${cases//,/ }; do
 		set +e
 		"case_$c"
 		rc=$?
@@ -205,7 +254,8 @@ main() {
 		inside "$@"
 		return
 	fi
-	local vmm=${1:?usage: test-vmm-blk.sh GPIN_VMM [KERNEL]} kernel=${2:-6.1} img
+	local vmm=${1:?usage: test-vmm-blk.sh GPIN_VMM [KERNEL] [CASE,...]} kernel=${2:-6.1} img
+	local cases=${3:-}
 	vmm=$(realpath "$vmm")
 	[[ -x $vmm ]] || { echo "not ok 1 - $vmm is not executable"; exit 1; }
 	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
@@ -215,8 +265,17 @@ main() {
 	local KVER='' VMLINUZ='' INITRD=''
 	eval "$img"
 	echo "# guest image: $KVER $INITRD"
-	"$HERE/rig" --kernel "$KVER" --timeout $((5 * GUEST_TIMEOUT)) "${RIG_ARGS[@]}" -- \
-		"$HERE/test-vmm-blk.sh" --inside "$vmm" "$VMLINUZ" "$INITRD"
+	# gpin.ko for the test host's kernel (the guest's kernel is the same).
+	local build=${GPIN_PIN_BUILDDIR:-$TOP/build-pin} kheaders=/usr/src/linux-headers-$KVER
+	if [[ -f $kheaders/Makefile ]] &&
+		"$TOP/pin/kbuild.sh" "$kheaders" "$TOP/pin" "$TOP/include/gpin.h" \
+			"$build/$KVER/kmod" "$build/$KVER/gpin.ko" >&2; then
+		RIG_ARGS+=(--insmod "$build/$KVER/gpin.ko")
+	else
+		echo "# gpin.ko not built for $KVER: the pin=fast/locked cases skip"
+	fi
+	"$HERE/rig" --kernel "$KVER" --timeout $((8 * GUEST_TIMEOUT)) "${RIG_ARGS[@]}" -- \
+		"$HERE/test-vmm-blk.sh" --inside "$vmm" "$VMLINUZ" "$INITRD" $cases
 }
 
 RIG_ARGS=()

@@ -705,7 +705,7 @@ START_TEST(test_disk_option)
 	ck_assert_int_eq(options__parse_disk("/dev/vdb", &d, err, sizeof(err)), 0);
 	ck_assert_str_eq(d.path, "/dev/vdb");
 	ck_assert(!d.ro);
-	ck_assert_int_eq(d.pin, DISK_PIN_KERNEL);
+	ck_assert_int_eq(d.pin, DISK_PIN_DEFAULT);
 	ck_assert_int_eq(d.io, DISK_IO_VCPU);
 	ck_assert_uint_eq(d.queues, 0);
 	ck_assert_int_eq(options__parse_disk("img,ro,pin=kernel,queues=4,io=iothread",
@@ -714,13 +714,20 @@ START_TEST(test_disk_option)
 	ck_assert(d.ro);
 	ck_assert_uint_eq(d.queues, 4);
 	ck_assert_int_eq(d.io, DISK_IO_IOTHREAD);
+	ck_assert_int_eq(d.pin, DISK_PIN_KERNEL);
+	ck_assert_int_eq(options__parse_disk("img,pin=fast", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.pin, DISK_PIN_FAST);
+	ck_assert_int_eq(options__parse_disk("img,pin=locked", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.pin, DISK_PIN_LOCKED);
 }
 END_TEST
 
 static const char *const bad_disk[] = {
 	"", ",ro", "img,rw", "img,queues=0", "img,queues=65", "img,queues=x",
-	"img,queues=", "img,io=aio", "img,pin=none", "img,pin=fast",
-	"img,pin=locked", "img,foo=1",
+	"img,queues=", "img,io=aio", "img,pin=none", "img,pin=", "img,pin=Fast",
+	"img,foo=1",
 };
 
 START_TEST(test_disk_option_rejects)
@@ -731,6 +738,29 @@ START_TEST(test_disk_option_rejects)
 	ck_assert_msg(options__parse_disk(bad_disk[_i], &d, err, sizeof(err)) == -1,
 		      "'%s' accepted", bad_disk[_i]);
 	ck_assert_msg(err[0], "no reason for '%s'", bad_disk[_i]);
+}
+END_TEST
+
+/* pin=fast|locked without gpin.ko: the disk is refused with a reason. */
+START_TEST(test_gpin_backend_needs_module)
+{
+	const struct blk_backend_ops *ops[] = {
+		&blk_backend_gpin_fast_ops, &blk_backend_gpin_locked_ops,
+	};
+	char path[] = "./test_gpin_backend.XXXXXX", err[256] = "";
+	struct virtio_blk_params p = { .path = path, .nqueues = 2 };
+	int fd;
+
+	if (access("/dev/gpin", F_OK) == 0)
+		return;		/* gpin.ko loaded: the rig tests cover it */
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	p.backend = ops[_i];
+	ck_assert_ptr_null(virtio_blk__create(&p, err, sizeof(err)));
+	ck_assert_msg(strstr(err, ops[_i]->name), "%s", err);
+	unlink(path);
 }
 END_TEST
 
@@ -752,6 +782,28 @@ START_TEST(test_disk_option_count)
 }
 END_TEST
 
+/* --churn[=KIB], the benchmark's mmap_lock writer. */
+START_TEST(test_churn_option)
+{
+	char *argv[] = { "gpin-vmm", "-k", "bz", NULL };
+	struct vm_options o;
+	char err[256];
+
+	ck_assert_int_eq(options__parse(&o, 3, argv, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.churn_kib, 0);
+	argv[3] = "--churn";
+	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.churn_kib, 64);
+	argv[3] = "--churn=256";
+	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.churn_kib, 256);
+	argv[3] = "--churn=2";
+	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), -1);
+	argv[3] = "--churn=x";
+	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), -1);
+}
+END_TEST
+
 static Suite *virtio_blk_suite(void)
 {
 	Suite *s = suite_create("virtio_blk");
@@ -762,6 +814,8 @@ static Suite *virtio_blk_suite(void)
 	tcase_add_loop_test(tc, test_disk_option_rejects, 0,
 			    sizeof(bad_disk) / sizeof(bad_disk[0]));
 	tcase_add_test(tc, test_disk_option_count);
+	tcase_add_loop_test(tc, test_gpin_backend_needs_module, 0, 2);
+	tcase_add_test(tc, test_churn_option);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("parse");

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* What every backend shares: opening the backing, its size and block size. */
+/*
+ * What every backend shares: opening the backing, its size and block
+ * size, and the bounce buffer for misaligned guest buffers.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include "devices/blk_backend.h"
 
 #define SECTOR		512
+#define BOUNCE_ALIGN	4096
 
 static int backing_geometry(struct blk_backend *be, char *err, size_t errlen)
 {
@@ -135,4 +139,64 @@ bool blk_backend__aligned(const struct blk_backend *be,
 		if (((uintptr_t)iov[i].iov_base | iov[i].iov_len) & mask)
 			return false;
 	return true;
+}
+
+static void iov_to_buf(void *dst, const struct iovec *iov, unsigned int n)
+{
+	uint8_t *d = dst;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(d, iov[i].iov_base, iov[i].iov_len);
+		d += iov[i].iov_len;
+	}
+}
+
+static void buf_to_iov(const struct iovec *iov, unsigned int n,
+		       const void *src, size_t len)
+{
+	const uint8_t *s = src;
+	unsigned int i;
+
+	for (i = 0; i < n && len; i++) {
+		size_t take = iov[i].iov_len < len ? iov[i].iov_len : len;
+
+		memcpy(iov[i].iov_base, s, take);
+		s += take;
+		len -= take;
+	}
+}
+
+int blk_backend__bounce(const struct blk_backend *be, struct blk_io *io)
+{
+	io->bounce = NULL;
+	if (blk_backend__aligned(be, io->iov, io->niov))
+		return 0;
+	if (posix_memalign(&io->bounce, BOUNCE_ALIGN, io->len)) {
+		io->bounce = NULL;
+		return -ENOMEM;
+	}
+	if (io->op == BLK_IO_WRITE)
+		iov_to_buf(io->bounce, io->iov, io->niov);
+	return 0;
+}
+
+int64_t blk_backend__finish(struct blk_io *io, int64_t res)
+{
+	switch (io->op) {
+	case BLK_IO_READ:
+	case BLK_IO_WRITE:
+		if (res >= 0 && (uint64_t)res != io->len)
+			res = -EIO;		/* short: the disk ended early */
+		if (io->bounce && res >= 0 && io->op == BLK_IO_READ)
+			buf_to_iov(io->iov, io->niov, io->bounce, io->len);
+		free(io->bounce);
+		io->bounce = NULL;
+		return res;
+	case BLK_IO_DISCARD:
+		/* Discard is a hint: a backing that cannot punch ignores it. */
+		return res == -EOPNOTSUPP ? 0 : res;
+	default:
+		return res;
+	}
 }

@@ -8,8 +8,9 @@
  *
  * Backends are ops tables: "kernel" (blk_backend_uring.c) is io_uring on
  * the O_DIRECT fd, the host kernel's own pinning (GUP-fast in the block
- * layer); a "gpin" backend (gpin.ko's asynchronous DIO with pin=fast or
- * pin=locked, completions on an eventfd) fills the same four slots.
+ * layer); the gpin backends (blk_backend_gpin.c: gpin.ko's asynchronous
+ * DIO with pin=fast or pin=locked, completions on an eventfd) fill the
+ * same slots.
  */
 #ifndef GPIN_BLK_BACKEND_H
 #define GPIN_BLK_BACKEND_H
@@ -90,6 +91,9 @@ struct blk_backend {
 };
 
 extern const struct blk_backend_ops blk_backend_kernel_ops;
+/* gpin.ko's asynchronous DIO, pages pinned by its fast / locked path. */
+extern const struct blk_backend_ops blk_backend_gpin_fast_ops;
+extern const struct blk_backend_ops blk_backend_gpin_locked_ops;
 
 /*
  * Opens @p->path (O_DIRECT; buffered with a note where the filesystem
@@ -103,5 +107,20 @@ void blk_backend__close(struct blk_backend *be);
 /* Whether a buffer list can go to the fd as it is (alignment for DIO). */
 bool blk_backend__aligned(const struct blk_backend *be,
 			  const struct iovec *iov, unsigned int niov);
+
+/*
+ * READ/WRITE: when @io's buffers cannot go to the fd as they are, points
+ * io->bounce at an aligned copy of io->len bytes (filled from the guest's
+ * buffers for a WRITE); else io->bounce = NULL.  0 or -ENOMEM.
+ */
+int blk_backend__bounce(const struct blk_backend *be, struct blk_io *io);
+
+/*
+ * The result of @io as the device sees it, from the backend's raw @res
+ * (bytes or -errno): a short READ/WRITE is -EIO, a bounced READ is copied
+ * back to the guest and the bounce freed, a DISCARD the backing cannot do
+ * succeeds.
+ */
+int64_t blk_backend__finish(struct blk_io *io, int64_t res);
 
 #endif /* GPIN_BLK_BACKEND_H */

@@ -27,8 +27,6 @@
 
 #include "devices/blk_backend.h"
 
-#define BOUNCE_ALIGN	4096
-
 struct uring_queue {
 	struct blk_backend *be;
 	unsigned int idx;
@@ -50,55 +48,22 @@ static struct uring_queue *queue(struct blk_backend *be, unsigned int q)
 	return &((struct uring_backend *)be->priv)->q[q];
 }
 
-static void iov_to_buf(void *dst, const struct iovec *iov, unsigned int n)
-{
-	uint8_t *d = dst;
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		memcpy(d, iov[i].iov_base, iov[i].iov_len);
-		d += iov[i].iov_len;
-	}
-}
-
-static void buf_to_iov(const struct iovec *iov, unsigned int n,
-		       const void *src, size_t len)
-{
-	const uint8_t *s = src;
-	unsigned int i;
-
-	for (i = 0; i < n && len; i++) {
-		size_t take = iov[i].iov_len < len ? iov[i].iov_len : len;
-
-		memcpy(iov[i].iov_base, s, take);
-		s += take;
-		len -= take;
-	}
-}
-
 static int prep_rw(struct blk_backend *be, struct io_uring_sqe *sqe,
 		   struct blk_io *io)
 {
 	bool write = io->op == BLK_IO_WRITE;
+	int ret = blk_backend__bounce(be, io);
 
-	io->bounce = NULL;
-	if (blk_backend__aligned(be, io->iov, io->niov)) {
-		if (write)
-			io_uring_prep_writev(sqe, be->fd, io->iov, io->niov,
-					     io->offset);
-		else
-			io_uring_prep_readv(sqe, be->fd, io->iov, io->niov,
-					    io->offset);
-		return 0;
-	}
-	if (posix_memalign(&io->bounce, BOUNCE_ALIGN, io->len))
-		return -ENOMEM;
-	if (write) {
-		iov_to_buf(io->bounce, io->iov, io->niov);
+	if (ret)
+		return ret;
+	if (io->bounce && write)
 		io_uring_prep_write(sqe, be->fd, io->bounce, io->len, io->offset);
-	} else {
+	else if (io->bounce)
 		io_uring_prep_read(sqe, be->fd, io->bounce, io->len, io->offset);
-	}
+	else if (write)
+		io_uring_prep_writev(sqe, be->fd, io->iov, io->niov, io->offset);
+	else
+		io_uring_prep_readv(sqe, be->fd, io->iov, io->niov, io->offset);
 	return 0;
 }
 
@@ -161,27 +126,6 @@ static void uring_kick(struct blk_backend *be, unsigned int q)
 			be->p.disk_index, q, strerror(-ret));
 }
 
-/* Result of @io as the device sees it: bytes, or -errno. */
-static int64_t finish(struct blk_backend *be, struct blk_io *io, int res)
-{
-	switch (io->op) {
-	case BLK_IO_READ:
-	case BLK_IO_WRITE:
-		if (res >= 0 && (uint64_t)res != io->len)
-			res = -EIO;		/* short: the disk ended early */
-		if (io->bounce && res >= 0 && io->op == BLK_IO_READ)
-			buf_to_iov(io->iov, io->niov, io->bounce, io->len);
-		free(io->bounce);
-		io->bounce = NULL;
-		return res;
-	case BLK_IO_DISCARD:
-		/* Discard is a hint: a backing that cannot punch ignores it. */
-		return res == -EOPNOTSUPP ? 0 : res;
-	default:
-		return res;
-	}
-}
-
 static void rearm_kick(struct uring_queue *uq)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&uq->ring);
@@ -239,7 +183,7 @@ static void *queue_thread(void *arg)
 				struct blk_io *io = data;
 
 				be->p.complete(be->p.opaque, uq->idx, io,
-					       finish(be, io, cqe->res));
+					       blk_backend__finish(io, cqe->res));
 			}
 		}
 		io_uring_cq_advance(&uq->ring, n);
