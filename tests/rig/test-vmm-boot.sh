@@ -23,7 +23,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 readonly HERE TOP
-readonly GUEST_TIMEOUT=240
+readonly GUEST_TIMEOUT=480
 
 # shellcheck source=tests/rig/guest-test-lib.sh
 . "$HERE/guest-test-lib.sh"
