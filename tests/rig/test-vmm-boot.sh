@@ -33,12 +33,10 @@ readonly GUEST_TIMEOUT=480
 boot() {
 	local name=$1 want=$2 log=$3 cpus=$4 extra=$5 rc t0 t1
 	t0=$(date +%s.%N)
-	set +e
+	rc=0
 	timeout "$GUEST_TIMEOUT" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
 		--cpus "$cpus" --mem 512M --cmdline "console=ttyS0 $extra" \
-		</dev/null >"$log" 2>&1
-	rc=$?
-	set -e
+		</dev/null >"$log" 2>&1 || rc=$?
 	t1=$(date +%s.%N)
 	printf '# %s: status %d (want %d), %.1f s\n' "$name" "$rc" "$want" \
 		"$(echo "$t1 - $t0" | bc)"
