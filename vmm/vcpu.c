@@ -135,10 +135,14 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
 	for (;;) {
+		if (__atomic_load_n(&vm->paused, __ATOMIC_ACQUIRE))
+			vm__park_if_paused(vm, vcpu->run);
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				if (vm__stopping(vm))
 					break;
+				/* A pause kick, or a pause already over. */
+				vm__park_if_paused(vm, vcpu->run);
 				continue;
 			}
 			fprintf(stderr, "gpin-vmm: vcpu%u: KVM_RUN: %s\n",

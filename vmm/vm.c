@@ -419,6 +419,7 @@ int vm__create(struct vm *vm, const struct vm_options *opts,
 	vm->ncpus = opts->ncpus;
 	vm->churn_kib = opts->churn_kib;
 	pthread_mutex_init(&vm->stop_lock, NULL);
+	pthread_cond_init(&vm->stop_cond, NULL);
 	bus__init(&vm->pio, "pio");
 	bus__init(&vm->mmio, "mmio");
 
@@ -523,6 +524,8 @@ void vm__request_stop(struct vm *vm, enum vm_stop_reason reason, int code)
 		vm->exit_code = code;
 		__atomic_store_n(&vm->stop_reason, reason, __ATOMIC_RELEASE);
 		first = true;
+		/* Parked vCPUs and a waiting vm__pause() must see it too. */
+		pthread_cond_broadcast(&vm->stop_cond);
 	}
 	pthread_mutex_unlock(&vm->stop_lock);
 	if (!first)
@@ -532,6 +535,68 @@ void vm__request_stop(struct vm *vm, enum vm_stop_reason reason, int code)
 	for (i = 0; i < vm->ncpus; i++)
 		if (vm->vcpus && vm->vcpus[i])
 			vcpu__kick(vm->vcpus[i]);
+}
+
+int vm__pause(struct vm *vm)
+{
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&vm->stop_lock);
+	if (vm->stop_reason != VM_STOP_NONE)
+		ret = -ESRCH;
+	else if (vm->paused)
+		ret = -EALREADY;
+	else
+		__atomic_store_n(&vm->paused, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&vm->stop_lock);
+	if (ret)
+		return ret;
+	for (i = 0; i < vm->ncpus; i++)
+		vcpu__kick(vm->vcpus[i]);
+	pthread_mutex_lock(&vm->stop_lock);
+	while (vm->nparked < vm->ncpus && vm->stop_reason == VM_STOP_NONE)
+		pthread_cond_wait(&vm->stop_cond, &vm->stop_lock);
+	pthread_mutex_unlock(&vm->stop_lock);
+	return 0;
+}
+
+int vm__resume(struct vm *vm)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&vm->stop_lock);
+	if (!vm->paused)
+		ret = -EINVAL;
+	__atomic_store_n(&vm->paused, false, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&vm->stop_cond);
+	pthread_mutex_unlock(&vm->stop_lock);
+	return ret;
+}
+
+/*
+ * Only reached when a vCPU saw the pause flag or came back from KVM_RUN
+ * with EINTR: the lock stays off the path of ordinary exits, which every
+ * vCPU takes thousands of times a second.
+ */
+void vm__park_if_paused(struct vm *vm, struct kvm_run *run)
+{
+	pthread_mutex_lock(&vm->stop_lock);
+	if (vm->paused && vm->stop_reason == VM_STOP_NONE) {
+		vm->nparked++;
+		pthread_cond_broadcast(&vm->stop_cond);
+		while (vm->paused && vm->stop_reason == VM_STOP_NONE)
+			pthread_cond_wait(&vm->stop_cond, &vm->stop_lock);
+		vm->nparked--;
+	}
+	/*
+	 * The pause kick left immediate_exit set; clear it under the lock, so
+	 * a later pause (which sets the flag before kicking) cannot lose its
+	 * kick.  A stop keeps it set: that vCPU is done.
+	 */
+	if (vm->stop_reason == VM_STOP_NONE)
+		__atomic_store_n(&run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&vm->stop_lock);
 }
 
 int vm__exit_status(const struct vm *vm)

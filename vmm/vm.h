@@ -19,6 +19,7 @@
 #include "devices/serial.h"
 
 struct vcpu;
+struct kvm_run;
 struct virtio_blk;
 struct virtio_mmio;
 struct acpi_pm;
@@ -51,10 +52,13 @@ struct vm {
 	unsigned int ncpus;
 	struct vcpu **vcpus;
 
+	/* Guards stopping and pausing; stop_cond signals either's progress. */
 	pthread_mutex_t stop_lock;
 	pthread_cond_t stop_cond;
 	enum vm_stop_reason stop_reason;
 	int exit_code;
+	bool paused;		/* read without the lock on the vCPU fast path */
+	unsigned int nparked;	/* vCPUs waiting out a pause */
 
 	int stop_efd;		/* readable once a stop was requested */
 
@@ -108,6 +112,16 @@ int vm__set_irq(struct vm *vm, unsigned int irq, int level);
  * wins; later requests are ignored so one exit status is reported.
  */
 void vm__request_stop(struct vm *vm, enum vm_stop_reason reason, int code);
+
+/*
+ * Pause: every vCPU parks between two KVM_RUN calls; vm__pause() returns
+ * once all have, so the guest runs nothing until vm__resume().  0 or
+ * -EALREADY / -EINVAL (not paused) / -ESRCH (stopping).
+ */
+int vm__pause(struct vm *vm);
+int vm__resume(struct vm *vm);
+/* vCPU side: park while paused; re-arm KVM_RUN after a kick. */
+void vm__park_if_paused(struct vm *vm, struct kvm_run *run);
 
 /* The VMM's exit status for how the VM stopped. */
 int vm__exit_status(const struct vm *vm);

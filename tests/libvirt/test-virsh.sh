@@ -14,7 +14,7 @@
 # never the system's /run/libvirt), puts gpin-vmm on PATH as
 # `cloud-hypervisor`, and drives a payload guest (waiter: prints one line,
 # then halts until stopped) through virsh: version, define, start, list,
-# dominfo, vcpuinfo, console, shutdown, destroy, undefine.
+# dominfo, vcpuinfo, console, suspend, resume, shutdown, destroy, undefine.
 #
 # Exit 77 (skipped) with the reason when it cannot run: not root, no
 # /dev/kvm, no libvirt source reachable, the build failed.
@@ -287,6 +287,13 @@ main() {
 	else
 		not_ok "virsh console: the guest's console output" "$out"
 	fi
+
+	# ---- suspend/resume: vm.pause parks every vCPU, vm.resume lets them go ----
+	check "virsh suspend" virsh_ suspend "$NAME"
+	check "suspended: paused" state_is paused
+	check "virsh resume" virsh_ resume "$NAME"
+	check "resumed: running" state_is running
+	check "the VMM survived pause and resume ($pid)" kill -0 "$pid"
 
 	# ---- shutdown: vm.shutdown; libvirt 9.0 keeps the process ----
 	check "virsh shutdown" virsh_ shutdown "$NAME"

@@ -202,12 +202,25 @@ static void backend_vmm_shutdown(void *opaque)
 	pthread_mutex_unlock(&v->lock);
 }
 
+static int backend_pause(void *opaque)
+{
+	struct vmm *v = opaque;
+
+	return v->vm_live ? vm__pause(&v->vm) : -ESRCH;
+}
+
+static int backend_resume(void *opaque)
+{
+	struct vmm *v = opaque;
+
+	return v->vm_live ? vm__resume(&v->vm) : -ESRCH;
+}
+
 static const struct api_backend_ops backend_ops = {
 	.boot = backend_boot,
 	.stop = backend_stop,
-	/* Pausing needs a park point in the vCPU loop; not there yet. */
-	.pause = NULL,
-	.resume = NULL,
+	.pause = backend_pause,
+	.resume = backend_resume,
 	.pty_path = backend_pty_path,
 	.vmm_shutdown = backend_vmm_shutdown,
 };
