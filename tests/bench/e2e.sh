@@ -1,0 +1,392 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# End-to-end comparison (a benchmark, not a test): in one run of the rig's
+# test host, with gpin.ko inserted and a memory-backed null_blk as the
+# backing, boot the same guest with fio 4K randread/randwrite, iodepth 1
+# and 32, numjobs = vCPUs, direct=1, under each configuration:
+#   fast, locked, kernel     gpin-vmm --disk ...,pin=MODE
+#   fast-churn, locked-churn the same with --churn (an mmap_lock writer)
+#   qemu                     QEMU -accel kvm, virtio-blk-pci, cache=none,
+#                            aio=io_uring, num-queues = vCPUs
+#   direct                   fio in the test host on the backing itself
+# Prints progress, then a table of IOPS and mean latency, the ratios and
+# gpin.ko's counters per run; writes OUT/e2e.md (with the exact command),
+# OUT/e2e.json and OUT/e2e.png.  TCG figures are not absolute: only
+# ratios within one run mean something.
+#
+# Usage: tests/bench/e2e.sh [--build DIR] [--kernel 6.1|6.12]
+#            [--configs fast,locked,kernel,fast-churn,locked-churn,qemu,direct]
+#            [--cpus "2 4"] [--runtime SEC] [--rw "randread randwrite"]
+#            [--qd "1 32"] [--quick] [--out DIR]
+#   --build DIR  gpin's meson build (gpin-vmm, gpin-stat); default build/
+#   --cpus       guest vCPUs per test-host run; the test host gets as many
+#                CPUs (4 on a 2-core machine is oversubscribed); default 2
+#   --quick      2 vCPUs, randread iodepth 32, fast,locked,kernel,qemu,
+#                5 s each
+#   --out DIR    where e2e.{md,json,png} go (default docs/results)
+# Exit: 0 done, 77 skipped (reason printed), else failed.
+
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+readonly HERE TOP
+readonly ALL_CONFIGS=fast,locked,kernel,fast-churn,locked-churn,qemu,direct
+readonly NULLB_GB=1
+readonly GUEST_MEM=512M
+
+usage() {
+	sed -n '4,28s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# ---- inside the test host -------------------------------------------------
+
+# The guest's script (it travels base64 on the kernel command line, at
+# most 2047 bytes with the rest): each fio run prints its JSON between
+# markers.
+guest_script() {
+	local cpus=$1 runtime=$2 rws=$3 qds=$4
+	cat <<EOF
+[ -b /dev/vda ] || { echo E2E-ERROR no /dev/vda; exit 10; }
+for rw in $rws; do for qd in $qds; do
+fio --name=\$rw --filename=/dev/vda --direct=1 --ioengine=libaio --rw=\$rw \\
+ --bs=4k --iodepth=\$qd --numjobs=$cpus --size=128M --offset_increment=128M \\
+ --time_based --runtime=$runtime --ramp_time=1 --group_reporting \\
+ --output-format=json --output=/tmp/r.json >/dev/null 2>&1 || echo E2E-ERROR fio
+echo E2E-BEGIN \$rw \$qd; cat /tmp/r.json; echo E2E-END
+done; done
+exit 0
+EOF
+}
+
+# gpin.ko's counters as "fast_fallbacks fast_lockwait_ns locked_fallbacks
+# locked_lockwait_ns" (gpin-stat's table), or zeros without the module.
+module_counters() {
+	if [[ -c /dev/gpin ]]; then
+		"$GPIN_STAT" | awk '$1 == "fast" {ff = $5; fw = $7}
+			$1 == "locked" {lf = $5; lw = $7}
+			END {print ff + 0, fw + 0, lf + 0, lw + 0}'
+	else
+		echo 0 0 0 0
+	fi
+}
+
+# Parses fio JSON blocks from console log $1 into result lines
+# "config cpus rw qd iops lat_us" appended to $RESULTS.
+parse_fio() {
+	local log=$1 config=$2 cpus=$3
+	tr -d '\r' <"$log" | python3 -c '
+import json, sys
+config, cpus = sys.argv[1], sys.argv[2]
+cur, buf = None, []
+for line in sys.stdin:
+    if line.startswith("[") and "]" in line[:16]:
+        continue    # a kernel message on the console
+    if line.startswith("E2E-BEGIN "):
+        cur, buf = line.split()[1:3], []
+    elif line.startswith("E2E-END") and cur:
+        text = "".join(buf)
+        text = text[text.find("{"):]
+        try:
+            job = json.loads(text)["jobs"][0]
+        except Exception as e:
+            print("# %s %s: unparsable fio output (%s)" % (config, cur, e),
+                  file=sys.stderr)
+            cur = None
+            continue
+        side = job["read"] if cur[0].endswith("read") else job["write"]
+        print(config, cpus, cur[0], cur[1], "%.0f" % side["iops"],
+              "%.1f" % (side["lat_ns"]["mean"] / 1000.0))
+        cur = None
+    elif cur:
+        buf.append(line)
+' "$config" "$cpus"
+}
+
+# One configuration: boot (or run fio directly), record results.
+run_config() {
+	local config=$1 cpus=$2 runtime=$3 rws=$4 qds=$5
+	local log=$RIG_OUT/e2e-$config-$cpus.log script before after rc=0 t0
+	script=$(guest_script "$cpus" "$runtime" "$rws" "$qds")
+	# loglevel=1: no kernel message (RCU stall warnings under TCG) may cut
+	# into the JSON on the console.
+	local cmdline="console=ttyS0 quiet loglevel=1 gpin.sh=$(printf '%s' "$script" | base64 -w0)"
+	local limit=$((240 + 4 * (runtime + 10) * $(wc -w <<<"$rws $qds")))
+	before=$(module_counters)
+	t0=$EPOCHSECONDS
+	case $config in
+	fast | locked | kernel | fast-churn | locked-churn)
+		local pin=${config%-churn} churn=()
+		[[ $config == *-churn ]] && churn=(--churn)
+		timeout "$limit" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
+			--cpus "$cpus" --mem "$GUEST_MEM" "${churn[@]}" \
+			--disk "$NULLB,pin=$pin" --cmdline "$cmdline" \
+			</dev/null >"$log" 2>&1 || rc=$?
+		;;
+	qemu)
+		timeout "$limit" qemu-system-x86_64 -accel kvm -cpu host \
+			-smp "$cpus" -m "$GUEST_MEM" -nographic -no-reboot -nodefaults \
+			-serial stdio -kernel "$VMLINUZ" -initrd "$INITRD" \
+			-append "$cmdline" \
+			-device isa-debug-exit,iobase=0x501,iosize=1 \
+			-drive "file=$NULLB,if=none,id=d0,format=raw,cache=none,aio=io_uring" \
+			-device "virtio-blk-pci,drive=d0,num-queues=$cpus" \
+			</dev/null >"$log" 2>&1 || rc=$?
+		# isa-debug-exit: status (v << 1) | 1, so 1 is the guest's 0.
+		((rc == 1)) && rc=0
+		;;
+	direct)
+		bash -c "$(guest_script "$cpus" "$runtime" "$rws" "$qds" |
+			sed "s|/dev/vda|$NULLB|g")" >"$log" 2>&1 || rc=$?
+		;;
+	esac
+	after=$(module_counters)
+	local -a b=($before) a=($after)
+	local ffb=$((a[0] - b[0])) flw=$(((a[1] - b[1]) / 1000))
+	local lfb=$((a[2] - b[2])) llw=$(((a[3] - b[3]) / 1000))
+	local lines c n rw qd iops lat
+	lines=$(parse_fio "$log" "$config" "$cpus")
+	if [[ -z $lines ]] || ((rc != 0)); then
+		echo "  $config: status $rc, no results; last lines of $log:"
+		tr -d '\r' <"$log" | tail -n 15 | sed 's/^/    /'
+	fi
+	while read -r c n rw qd iops lat; do
+		[[ -n $c ]] || continue
+		echo "$c $n $rw $qd $iops $lat $ffb $flw $lfb $llw" >>"$RESULTS"
+		printf '  %-13s %-9s qd%-3s %9s IOPS %10s us\n' "$c" "$rw" "$qd" "$iops" "$lat"
+	done <<<"$lines"
+	local churn_line
+	churn_line=$(tr -d '\r' <"$log" | grep '^gpin-vmm: churn: [0-9]' || true)
+	printf '  %s done in %d s; gpin.ko: fast %d fallbacks, %d us lock wait; locked %d us lock wait%s\n' \
+		"$config" $((EPOCHSECONDS - t0)) "$ffb" "$flw" "$llw" \
+		"${churn_line:+; ${churn_line#gpin-vmm: }}"
+	tr -d '\r' <"$log" | grep '^gpin-vmm: blk0: gpin.ko' | sed 's/^/  /' || true
+}
+
+inside() {
+	VMM=$1 GPIN_STAT=$2 VMLINUZ=$3 INITRD=$4
+	local cpus=$5 runtime=$6 configs=$7 rws=$8 qds=$9 c i=0 n
+	RESULTS=$RIG_OUT/results-$cpus.txt
+	: >"$RESULTS"
+	[[ -c /dev/kvm ]] || { echo "e2e: no /dev/kvm in the test host"; return 1; }
+	modprobe -d "$RIG_MODDIR" null_blk nr_devices=1 memory_backed=1 \
+		gb=$NULLB_GB bs=512 || { echo "e2e: null_blk does not load"; return 1; }
+	NULLB=/dev/nullb0
+	# Every block written once, so reads find data (memory-backed).
+	dd if=/dev/zero of=$NULLB bs=1M count=$((NULLB_GB * 1024)) oflag=direct \
+		status=none
+	echo "# test host $(uname -r), $(nproc) CPUs; guest $cpus vCPUs, $GUEST_MEM;" \
+		"backing $NULLB (null_blk memory_backed, ${NULLB_GB} GiB);" \
+		"gpin.ko $([[ -c /dev/gpin ]] && echo loaded || echo ABSENT)"
+	n=$(tr , ' ' <<<"$configs" | wc -w)
+	for c in ${configs//,/ }; do
+		i=$((i + 1))
+		echo "[$i/$n] $c, $cpus vCPUs: fio $rws x iodepth $qds, ${runtime} s each"
+		run_config "$c" "$cpus" "$runtime" "$rws" "$qds"
+	done
+}
+
+# ---- on the CI host ---------------------------------------------------------
+
+# Table, ratios, JSON and the plot from the results files.
+report() {
+	local out=$1 cmd=$2 kver=$3 rev=$4
+	shift 4
+	python3 - "$out" "$cmd" "$kver" "$rev" "$@" <<'EOF'
+import json, os, sys, datetime
+out, cmd, kver, rev = sys.argv[1:5]
+rows = []
+for f in sys.argv[5:]:
+    for line in open(f):
+        p = line.split()
+        if len(p) != 10:
+            continue
+        rows.append(dict(config=p[0], cpus=int(p[1]), rw=p[2], qd=int(p[3]),
+                         iops=float(p[4]), lat_us=float(p[5]),
+                         fast_fallbacks=int(p[6]), fast_lockwait_us=int(p[7]),
+                         locked_fallbacks=int(p[8]), locked_lockwait_us=int(p[9])))
+get = {(r["config"], r["cpus"], r["rw"], r["qd"]): r for r in rows}
+cases = sorted({(r["cpus"], r["rw"], r["qd"]) for r in rows})
+configs = [c for c in "fast locked kernel fast-churn locked-churn qemu direct".split()
+           if any(r["config"] == c for r in rows)]
+ratios_def = [("fast/locked", "fast", "locked", 1.1),
+              ("fast-churn/locked-churn", "fast-churn", "locked-churn", 1.5),
+              ("fast/qemu", "fast", "qemu", 1.2),
+              ("fast/direct", "fast", "direct", 0.3),
+              ("fast/kernel", "fast", "kernel", None)]
+lines = []
+hdr = "| vCPUs | workload | " + " | ".join(configs) + " |"
+lines.append("IOPS (mean latency, us):")
+lines.append("")
+lines.append(hdr)
+lines.append("|" + "---|" * (2 + len(configs)))
+for (cpus, rw, qd) in cases:
+    cells = []
+    for c in configs:
+        r = get.get((c, cpus, rw, qd))
+        cells.append("%.0f (%.0f)" % (r["iops"], r["lat_us"]) if r else "-")
+    lines.append("| %d | %s qd%d | %s |" % (cpus, rw, qd, " | ".join(cells)))
+ratios = []
+avail = [x for x in ratios_def if x[1] in configs and x[2] in configs]
+if avail:
+    lines.append("")
+    lines.append("Ratios of IOPS (target in brackets):")
+    lines.append("")
+    lines.append("| vCPUs | workload | " + " | ".join(
+        "%s%s" % (n, " [>= %.1f]" % t if t else "") for n, _, _, t in avail) + " |")
+    lines.append("|" + "---|" * (2 + len(avail)))
+    for (cpus, rw, qd) in cases:
+        cells = []
+        for n, a, b, t in avail:
+            ra, rb = get.get((a, cpus, rw, qd)), get.get((b, cpus, rw, qd))
+            if ra and rb and rb["iops"] > 0:
+                v = ra["iops"] / rb["iops"]
+                ratios.append(dict(cpus=cpus, rw=rw, qd=qd, ratio=n, value=round(v, 3),
+                                   target=t, met=(v >= t) if t else None))
+                cells.append("%.2f%s" % (v, "" if not t else (" ok" if v >= t else " MISS")))
+            else:
+                cells.append("-")
+        lines.append("| %d | %s qd%d | %s |" % (cpus, rw, qd, " | ".join(cells)))
+lines.append("")
+lines.append("gpin.ko counters per run (deltas over the whole configuration):")
+lines.append("")
+lines.append("| vCPUs | config | fast fallbacks | fast lock wait (us) | locked lock wait (us) |")
+lines.append("|---|---|---|---|---|")
+seen = set()
+for r in rows:
+    k = (r["cpus"], r["config"])
+    if k in seen:
+        continue
+    seen.add(k)
+    lines.append("| %d | %s | %d | %d | %d |" % (r["cpus"], r["config"], r["fast_fallbacks"],
+                 r["fast_lockwait_us"], r["locked_lockwait_us"]))
+table = "\n".join(lines)
+print(table)
+os.makedirs(out, exist_ok=True)
+date = datetime.date.today().isoformat()
+json.dump(dict(command=cmd, commit=rev, kernel=kver, date=date, results=rows,
+               ratios=ratios), open(os.path.join(out, "e2e.json"), "w"), indent=1)
+with open(os.path.join(out, "e2e.md"), "w") as f:
+    f.write("# End-to-end: fio in a guest, gpin-vmm's pin modes against QEMU\n\n")
+    f.write("Generated by\n\n    %s\n\n" % cmd)
+    f.write("at commit %s on %s, in the rig's QEMU/TCG test host (kernel %s) on a\n"
+            "%d-CPU machine; backing: null_blk, memory-backed, in the test host.\n"
+            "TCG figures are not absolute and vary run to run: compare ratios\n"
+            "within one run.  `direct` is the same fio in the test host on the\n"
+            "backing itself; a '-' is a run that gave no result (see the\n"
+            "logs).\n\n"
+            % (rev, date, kver, os.cpu_count()))
+    f.write(table + "\n\n![IOPS per configuration](e2e.png)\n")
+# The plot: one group of bars per workload, one bar per configuration.
+dat = os.path.join(out, ".e2e.dat")
+with open(dat, "w") as f:
+    f.write("case " + " ".join(configs) + "\n")
+    for (cpus, rw, qd) in cases:
+        f.write("%dcpu-%s-qd%d " % (cpus, rw, qd) + " ".join(
+            "%.0f" % get[(c, cpus, rw, qd)]["iops"] if (c, cpus, rw, qd) in get else "0"
+            for c in configs) + "\n")
+gp = """set terminal pngcairo size 1100,500 noenhanced
+set output '%s'
+set title 'fio 4K in the guest (IOPS), rig TCG test host: ratios only'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set key outside right top autotitle columnheader
+set ylabel 'IOPS (log scale)'
+set logscale y
+set xtics rotate by -30
+set grid ytics
+plot for [i=2:%d] '%s' using i:xtic(1)
+""" % (os.path.join(out, "e2e.png"), len(configs) + 1, dat)
+import subprocess
+try:
+    subprocess.run(["gnuplot"], input=gp.encode(), check=True)
+except Exception as e:
+    print("e2e: no plot (%s)" % e, file=sys.stderr)
+os.unlink(dat)
+EOF
+}
+
+main() {
+	if [[ ${1:-} == --inside ]]; then
+		shift
+		inside "$@"
+		return
+	fi
+	local build=${GPIN_BUILD:-$TOP/build} kernel=6.1 configs=$ALL_CONFIGS
+	local cpus_list=2 runtime=10 rws="randread randwrite" qds="1 32"
+	local out=$TOP/docs/results
+	local cmd="tests/bench/e2e.sh $*"
+	while (($#)); do
+		case $1 in
+		--build) build=$2; shift 2 ;;
+		--kernel) kernel=$2; shift 2 ;;
+		--configs) configs=$2; shift 2 ;;
+		--cpus) cpus_list=$2; shift 2 ;;
+		--runtime) runtime=$2; shift 2 ;;
+		--rw) rws=$2; shift 2 ;;
+		--qd) qds=$2; shift 2 ;;
+		--quick)
+			cpus_list=2 rws=randread qds=32 runtime=5
+			configs=fast,locked,kernel,qemu
+			shift ;;
+		--out) out=$2; shift 2 ;;
+		-h | --help) usage 0 ;;
+		*) echo "e2e: unknown option '$1'" >&2; usage 2 ;;
+		esac
+	done
+	local c
+	for c in ${configs//,/ }; do
+		[[ ,$ALL_CONFIGS, == *,$c,* ]] || { echo "e2e: unknown config '$c'" >&2; exit 2; }
+	done
+	((EUID == 0)) || skip "the rig needs root"
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+	command -v python3 >/dev/null || skip "python3 (the report) not installed"
+	build=$(realpath "$build")
+	local vmm=$build/vmm/gpin-vmm stat=$build/pin/gpin-stat
+	[[ -x $vmm && -x $stat ]] || skip "no $vmm or $stat: build gpin first (scripts/build)"
+	mkdir -p "$out"
+	out=$(realpath "$out")
+
+	local img KVER='' VMLINUZ='' INITRD='' KHEADERS=''
+	img=$("$TOP/guest-images/build-guest" "$kernel") || skip "no guest image for $kernel"
+	eval "$img"
+	KHEADERS=/usr/src/linux-headers-$KVER
+	local kbuild=${GPIN_PIN_BUILDDIR:-$TOP/build-pin}
+	"$TOP/pin/kbuild.sh" "$KHEADERS" "$TOP/pin" "$TOP/include/gpin.h" \
+		"$kbuild/$KVER/kmod" "$kbuild/$KVER/gpin.ko" ||
+		skip "gpin.ko does not build against $KHEADERS"
+
+	local rev work cpus files=() nrw nqd nconf
+	rev=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	work=$(mktemp -d /var/tmp/gpin-e2e.XXXXXX)
+	nrw=$(wc -w <<<"$rws") nqd=$(wc -w <<<"$qds") nconf=$(tr , ' ' <<<"$configs" | wc -w)
+	echo "e2e: $nconf configurations x $((nrw * nqd)) fio runs of ${runtime} s," \
+		"vCPUs: $cpus_list; guest $KVER; results in $work"
+	for cpus in $cpus_list; do
+		echo "=== test host with $cpus CPUs, guest with $cpus vCPUs"
+		mkdir -p "$work/cpus$cpus"
+		"$TOP/tests/rig/rig" --kernel "$KVER" --cpus "$cpus" \
+			--timeout $((nconf * (300 + 4 * nrw * nqd * (runtime + 10)))) \
+			--out "$work/cpus$cpus" --insmod "$kbuild/$KVER/gpin.ko" -- \
+			"$HERE/e2e.sh" --inside "$vmm" "$stat" "$VMLINUZ" "$INITRD" \
+			"$cpus" "$runtime" "$configs" "$rws" "$qds" ||
+			echo "e2e: the test host with $cpus CPUs failed (status $?)"
+		[[ -s $work/cpus$cpus/results-$cpus.txt ]] &&
+			files+=("$work/cpus$cpus/results-$cpus.txt")
+	done
+	((${#files[@]})) || { echo "e2e: no results"; exit 1; }
+	echo
+	report "$out" "$cmd" "$KVER" "$rev" "${files[@]}"
+	echo
+	echo "wrote $out/e2e.md, $out/e2e.json, $out/e2e.png (logs: $work)"
+}
+
+main "$@"
