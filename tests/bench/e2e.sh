@@ -50,7 +50,8 @@ skip() {
 
 # The guest's script (it travels base64 on the kernel command line, at
 # most 2047 bytes with the rest): each fio run prints its JSON between
-# markers.
+# markers; the pause at the end lets the console drain before the exit
+# device ends the VMM (QEMU's last block was cut short without it).
 guest_script() {
 	local cpus=$1 runtime=$2 rws=$3 qds=$4
 	cat <<EOF
@@ -62,6 +63,7 @@ fio --name=\$rw --filename=/dev/vda --direct=1 --ioengine=libaio --rw=\$rw \\
  --output-format=json --output=/tmp/r.json >/dev/null 2>&1 || echo E2E-ERROR fio
 echo E2E-BEGIN \$rw \$qd; cat /tmp/r.json; echo E2E-END
 done; done
+sleep 2
 exit 0
 EOF
 }
