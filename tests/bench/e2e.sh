@@ -91,8 +91,10 @@ cur, buf = None, []
 for line in sys.stdin:
     if line.startswith("[") and "]" in line[:16]:
         continue    # a kernel message on the console
-    if line.startswith("E2E-BEGIN "):
-        cur, buf = line.split()[1:3], []
+    if "E2E-BEGIN " in line:
+        # QEMU'"'"'s SeaBIOS leaves screen-clearing escapes before the first
+        # line the guest prints, so the marker need not start the line.
+        cur, buf = line[line.find("E2E-BEGIN "):].split()[1:3], []
     elif line.startswith("E2E-END") and cur:
         text = "".join(buf)
         text = text[text.find("{"):]
