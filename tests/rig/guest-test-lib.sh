@@ -53,10 +53,13 @@ run_cases() {
 
 # Outer half, on the CI host: checks the prerequisites, builds the guest
 # image for the kernel series and runs SCRIPT --inside GPIN_VMM VMLINUZ
-# INITRD in the test host.  Args: script rig-timeout GPIN_VMM [KERNEL].
+# INITRD [EXTRA...] in the test host.  Args: script rig-timeout GPIN_VMM
+# [KERNEL [EXTRA...]].  A script that needs more of the rig (a module to
+# insert) defines guest_test_rig_args, which gets the kernel release and
+# prints further rig options, one a line.
 guest_test_main() {
 	local script=$1 timeout=$2 vmm=${3:-} kernel=${4:-6.1} img
-	local -a rig_args=()
+	local -a rig_args=() inside_args=("${@:5}")
 	[[ -n $vmm ]] || { echo "usage: $script GPIN_VMM [KERNEL]" >&2; exit 2; }
 	vmm=$(realpath "$vmm")
 	[[ -x $vmm ]] || { echo "not ok 1 - $vmm is not executable"; exit 1; }
@@ -68,6 +71,9 @@ guest_test_main() {
 	eval "$img"
 	echo "# guest image: $KVER $INITRD"
 	[[ -n ${GPIN_RIG_OUT:-} ]] && rig_args=(--out "$GPIN_RIG_OUT")
+	if declare -F guest_test_rig_args >/dev/null; then
+		mapfile -t -O "${#rig_args[@]}" rig_args < <(guest_test_rig_args "$KVER")
+	fi
 	"$TOP/tests/rig/rig" --kernel "$KVER" --timeout "$timeout" "${rig_args[@]}" -- \
-		"$script" --inside "$vmm" "$VMLINUZ" "$INITRD"
+		"$script" --inside "$vmm" "$VMLINUZ" "$INITRD" "${inside_args[@]}"
 }

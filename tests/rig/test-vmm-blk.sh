@@ -39,18 +39,11 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 readonly HERE TOP
-readonly EX_SKIP=77
 readonly GUEST_TIMEOUT=420
 readonly NULLB_GB=1
 
-skip() {
-	echo "1..0 # SKIP $*"
-	exit "$EX_SKIP"
-}
-
-b64() {
-	printf '%s' "$1" | base64 -w0
-}
+# shellcheck source=tests/rig/guest-test-lib.sh
+. "$HERE/guest-test-lib.sh"
 
 # One boot.  Args: name want-status log disk-option guest-script.
 boot() {
@@ -69,22 +62,6 @@ boot() {
 		echo "# last lines of $log:"
 		tail -n 20 "$log" | tr -d '\r' | sed 's/^/#   /'
 		return 1
-	fi
-}
-
-# Not grep -q: under pipefail, tr's SIGPIPE would fail a match.
-has() {
-	tr -d '\r' <"$1" | grep -- "$2" >/dev/null
-}
-
-n=0 failed=0
-result() {
-	n=$((n + 1))
-	if (($1 == 0)); then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
 	fi
 }
 
@@ -223,59 +200,32 @@ inside() {
 		{ echo "not ok 1 - null_blk does not load"; return 1; }
 	NULLB=/dev/nullb0
 	[[ -b $NULLB ]] || { echo "not ok 1 - no $NULLB"; return 1; }
-	echo "1..$(tr , ' ' <<<"$cases" | wc -w)"
 	echo "# test host $(uname -r), $(nproc) CPUs; guest $VMLINUZ; backing $NULLB"
 	if [[ -c /dev/gpin ]]; then
 		echo "# gpin.ko loaded: the default pin mode is fast"
 	else
 		echo "# no gpin.ko: the default pin mode is kernel"
 	fi
-	local c rc
-	for c in ${cases//,/ }; do
-		# In a || list errexit is off for the whole case.
-		rc=0
-		"case_$c" || rc=$?
-		if ((rc == 77)); then
-			n=$((n + 1))
-			echo "ok $n - $c # SKIP"
-		else
-			result "$rc" "$c"
-		fi
-	done
-	echo "# $((n - failed)) passed, $failed failed"
-	((failed == 0))
+	# shellcheck disable=SC2086 # one word per case, by design
+	run_cases ${cases//,/ }
 }
 
-main() {
-	if [[ ${1:-} == --inside ]]; then
-		shift
-		inside "$@"
-		return
-	fi
-	local vmm=${1:?usage: test-vmm-blk.sh GPIN_VMM [KERNEL] [CASE,...]} kernel=${2:-6.1} img
-	local cases=${3:-}
-	vmm=$(realpath "$vmm")
-	[[ -x $vmm ]] || { echo "not ok 1 - $vmm is not executable"; exit 1; }
-	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
-	((EUID == 0)) || skip "the rig needs root (mknod, apt, /var/cache)"
-	img=$("$TOP/guest-images/build-guest" "$kernel") ||
-		{ echo "not ok 1 - building the $kernel guest image failed"; exit 1; }
-	local KVER='' VMLINUZ='' INITRD=''
-	eval "$img"
-	echo "# guest image: $KVER $INITRD"
-	# gpin.ko for the test host's kernel (the guest's kernel is the same).
-	local build=${GPIN_PIN_BUILDDIR:-$TOP/build-pin} kheaders=/usr/src/linux-headers-$KVER
+# gpin.ko for the test host's kernel (the guest's kernel is the same).
+guest_test_rig_args() {
+	local kver=$1 build=${GPIN_PIN_BUILDDIR:-$TOP/build-pin}
+	local kheaders=/usr/src/linux-headers-$1
 	if [[ -f $kheaders/Makefile ]] &&
 		"$TOP/pin/kbuild.sh" "$kheaders" "$TOP/pin" "$TOP/include/gpin.h" \
-			"$build/$KVER/kmod" "$build/$KVER/gpin.ko" >&2; then
-		RIG_ARGS+=(--insmod "$build/$KVER/gpin.ko")
+			"$build/$kver/kmod" "$build/$kver/gpin.ko" >&2; then
+		printf '%s\n' --insmod "$build/$kver/gpin.ko"
 	else
-		echo "# gpin.ko not built for $KVER: the pin=fast/locked cases skip"
+		echo "# gpin.ko not built for $kver: the pin=fast/locked cases skip" >&2
 	fi
-	"$HERE/rig" --kernel "$KVER" --timeout $((8 * GUEST_TIMEOUT)) "${RIG_ARGS[@]}" -- \
-		"$HERE/test-vmm-blk.sh" --inside "$vmm" "$VMLINUZ" "$INITRD" $cases
 }
 
-RIG_ARGS=()
-[[ -n ${GPIN_RIG_OUT:-} ]] && RIG_ARGS=(--out "$GPIN_RIG_OUT")
-main "$@"
+if [[ ${1:-} == --inside ]]; then
+	shift
+	inside "$@"
+else
+	guest_test_main "$HERE/test-vmm-blk.sh" $((8 * GUEST_TIMEOUT)) "$@"
+fi
