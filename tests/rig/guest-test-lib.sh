@@ -75,5 +75,24 @@ guest_test_main() {
 		mapfile -t -O "${#rig_args[@]}" rig_args < <(guest_test_rig_args "$KVER")
 	fi
 	"$TOP/tests/rig/rig" --kernel "$KVER" --timeout "$timeout" "${rig_args[@]}" -- \
-		"$script" --inside "$vmm" "$VMLINUZ" "$INITRD" "${inside_args[@]}"
+		"$script" --inside "$vmm" "$VMLINUZ" "$INITRD" "${inside_args[@]}" |
+		tap_after_rerun
+	return "${PIPESTATUS[0]}"
+}
+
+# Passes TAP through.  After the rig's "# rig: running COMMAND again" (the
+# test host crashed outside gpin.ko), the cases the first run finished keep
+# their results and the second run supplies the rest: its plan and the
+# results it repeats are dropped.
+tap_after_rerun() {
+	awk '
+	/^# rig: running COMMAND again/ { again = 1 }
+	again && /^1\.\.[0-9]+/ { next }
+	/^(not )?ok [0-9]+/ {
+		num = $0; sub(/^(not )?ok /, "", num); num += 0
+		if (again && num <= last)
+			next
+		last = num
+	}
+	{ print; fflush() }'
 }
