@@ -102,8 +102,6 @@ int gpin_range_pin(struct gpin_range *r, unsigned long start,
 void gpin_range_release(struct gpin_range *r, bool dirty);
 
 /* dio.c */
-int gpin_dio_init(void);
-void gpin_dio_exit(void);
 void gpin_dio_file_init(struct gpin_file *gf);
 void gpin_dio_file_release(struct gpin_file *gf);
 long gpin_dio_sync(struct gpin_file *gf, void __user *uarg);

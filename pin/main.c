@@ -327,16 +327,11 @@ static int __init gpin_init(void)
 	ret = gpin_stats_init();
 	if (ret)
 		goto err_page;
-	ret = gpin_dio_init();
-	if (ret)
-		goto err_stats;
 	ret = misc_register(&gpin_misc);
 	if (ret)
-		goto err_dio;
+		goto err_stats;
 	return 0;
 
-err_dio:
-	gpin_dio_exit();
 err_stats:
 	gpin_stats_exit();
 err_page:
@@ -347,7 +342,6 @@ err_page:
 static void __exit gpin_exit(void)
 {
 	misc_deregister(&gpin_misc);
-	gpin_dio_exit();
 	/* No file can be open here, so every pinned page was released. */
 	WARN_ON(gpin_live_pages());
 	gpin_stats_exit();
