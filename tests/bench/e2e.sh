@@ -57,6 +57,7 @@ guest_script() {
 	cat <<EOF
 [ -b /dev/vda ] || { echo E2E-ERROR no /dev/vda; exit 10; }
 for rw in $rws; do for qd in $qds; do
+echo E2E-START \$rw \$qd
 fio --name=\$rw --filename=/dev/vda --direct=1 --ioengine=libaio --rw=\$rw \\
  --bs=4k --iodepth=\$qd --numjobs=$cpus --size=128M --offset_increment=128M \\
  --time_based --runtime=$runtime --ramp_time=1 --group_reporting \\
@@ -80,8 +81,39 @@ module_counters() {
 	fi
 }
 
+# The test host's KVM counters (all VMs alive), every half second, as
+# "starts ends exits mmio_exits io_exits irq_injections halt_exits" into
+# $2, where starts/ends count the guest's E2E-START / E2E-BEGIN markers in
+# console log $1 so far: the rows between a job's two markers bracket it.
+# A VM's counters vanish with it, hence sampling while it runs.
+kvm_sampler() {
+	local log=$1 out=$2 d=/sys/kernel/debug/kvm f v
+	while :; do
+		v="$(grep -c E2E-START "$log") $(grep -c E2E-BEGIN "$log")"
+		for f in exits mmio_exits io_exits irq_injections halt_exits; do
+			v+=" $(cat "$d/$f" 2>/dev/null || echo 0)"
+		done
+		echo "$v"
+		sleep 0.5
+	done >"$out" 2>/dev/null
+}
+
+# KVM exits, MMIO exits and interrupt injections per guest I/O of fio job
+# number $3 (1-based) from sampler file $1 and fio's I/O count $2: "- - -"
+# when the samples do not bracket the job.
+kvm_per_io() {
+	awk -v k="$3" -v ios="$2" '
+	$1 >= k && !have0 { e0 = $3; m0 = $4; i0 = $6; have0 = 1 }
+	$2 >= k && have0 && !have1 { e1 = $3; m1 = $4; i1 = $6; have1 = 1 }
+	END {
+		if (!have1 || ios <= 0) { print "- - -"; exit }
+		printf "%.2f %.2f %.2f\n", (e1 - e0) / ios, (m1 - m0) / ios,
+			(i1 - i0) / ios
+	}' "$1"
+}
+
 # Parses fio JSON blocks from console log $1 into result lines
-# "config cpus rw qd iops lat_us" appended to $RESULTS.
+# "config cpus rw qd iops lat_us ios" appended to $RESULTS.
 parse_fio() {
 	local log=$1 config=$2 cpus=$3
 	tr -d '\r' <"$log" | python3 -c '
@@ -107,7 +139,8 @@ for line in sys.stdin:
             continue
         side = job["read"] if cur[0].endswith("read") else job["write"]
         print(config, cpus, cur[0], cur[1], "%.0f" % side["iops"],
-              "%.1f" % (side["lat_ns"]["mean"] / 1000.0))
+              "%.1f" % (side["lat_ns"]["mean"] / 1000.0),
+              side.get("total_ios", 0))
         cur = None
     elif cur:
         buf.append(line)
@@ -125,6 +158,12 @@ run_config() {
 	local limit=$((240 + 4 * (runtime + 10) * $(wc -w <<<"$rws $qds")))
 	before=$(module_counters)
 	t0=$EPOCHSECONDS
+	local samples=$RIG_OUT/kvm-$config-$cpus.txt sampler=''
+	: >"$log"
+	if [[ $config != direct ]]; then
+		kvm_sampler "$log" "$samples" &
+		sampler=$!
+	fi
 	case $config in
 	fast | locked | kernel | fast-churn | locked-churn)
 		local pin=${config%-churn} churn=()
@@ -151,20 +190,25 @@ run_config() {
 			sed "s|/dev/vda|$NULLB|g")" >"$log" 2>&1 || rc=$?
 		;;
 	esac
+	[[ -n $sampler ]] && { kill "$sampler"; wait "$sampler" 2>/dev/null || true; }
 	after=$(module_counters)
 	local -a b=($before) a=($after)
 	local ffb=$((a[0] - b[0])) flw=$(((a[1] - b[1]) / 1000))
 	local lfb=$((a[2] - b[2])) llw=$(((a[3] - b[3]) / 1000))
-	local lines c n rw qd iops lat
+	local lines c n rw qd iops lat ios job=0 per
 	lines=$(parse_fio "$log" "$config" "$cpus")
 	if [[ -z $lines ]] || ((rc != 0)); then
 		echo "  $config: status $rc, no results; last lines of $log:"
 		tr -d '\r' <"$log" | tail -n 15 | sed 's/^/    /'
 	fi
-	while read -r c n rw qd iops lat; do
+	while read -r c n rw qd iops lat ios; do
 		[[ -n $c ]] || continue
-		echo "$c $n $rw $qd $iops $lat $ffb $flw $lfb $llw" >>"$RESULTS"
-		printf '  %-13s %-9s qd%-3s %9s IOPS %10s us\n' "$c" "$rw" "$qd" "$iops" "$lat"
+		job=$((job + 1))
+		per="- - -"
+		[[ -n $sampler ]] && per=$(kvm_per_io "$samples" "$ios" "$job")
+		echo "$c $n $rw $qd $iops $lat $ffb $flw $lfb $llw $per" >>"$RESULTS"
+		printf '  %-13s %-9s qd%-3s %9s IOPS %10s us; per I/O: KVM exits, MMIO exits, IRQ injections %s\n' \
+			"$c" "$rw" "$qd" "$iops" "$lat" "$per"
 	done <<<"$lines"
 	local churn_line
 	churn_line=$(tr -d '\r' <"$log" | grep '^gpin-vmm: churn: [0-9]' || true)
@@ -210,12 +254,15 @@ rows = []
 for f in sys.argv[5:]:
     for line in open(f):
         p = line.split()
-        if len(p) != 10:
+        if len(p) not in (10, 13):
             continue
+        per = [None if x == "-" else float(x) for x in (p[10:13] or ["-"] * 3)]
         rows.append(dict(config=p[0], cpus=int(p[1]), rw=p[2], qd=int(p[3]),
                          iops=float(p[4]), lat_us=float(p[5]),
                          fast_fallbacks=int(p[6]), fast_lockwait_us=int(p[7]),
-                         locked_fallbacks=int(p[8]), locked_lockwait_us=int(p[9])))
+                         locked_fallbacks=int(p[8]), locked_lockwait_us=int(p[9]),
+                         kvm_exits_per_io=per[0], mmio_exits_per_io=per[1],
+                         irq_injections_per_io=per[2]))
 get = {(r["config"], r["cpus"], r["rw"], r["qd"]): r for r in rows}
 cases = sorted({(r["cpus"], r["rw"], r["qd"]) for r in rows})
 configs = [c for c in "fast locked kernel fast-churn locked-churn qemu direct".split()
@@ -255,6 +302,24 @@ if avail:
                 ratios.append(dict(cpus=cpus, rw=rw, qd=qd, ratio=n, value=round(v, 3),
                                    target=t, met=(v >= t) if t else None))
                 cells.append("%.2f%s" % (v, "" if not t else (" ok" if v >= t else " MISS")))
+            else:
+                cells.append("-")
+        lines.append("| %d | %s qd%d | %s |" % (cpus, rw, qd, " | ".join(cells)))
+vm_configs = [c for c in configs if c != "direct"]
+if any(r["kvm_exits_per_io"] is not None for r in rows):
+    lines.append("")
+    lines.append("The test host's KVM per guest I/O: exits / MMIO exits / interrupt"
+                 " injections (debugfs, sampled every 0.5 s around each fio job):")
+    lines.append("")
+    lines.append("| vCPUs | workload | " + " | ".join(vm_configs) + " |")
+    lines.append("|" + "---|" * (2 + len(vm_configs)))
+    for (cpus, rw, qd) in cases:
+        cells = []
+        for c in vm_configs:
+            r = get.get((c, cpus, rw, qd))
+            if r and r["kvm_exits_per_io"] is not None:
+                cells.append("%.1f / %.1f / %.1f" % (r["kvm_exits_per_io"],
+                             r["mmio_exits_per_io"], r["irq_injections_per_io"]))
             else:
                 cells.append("-")
         lines.append("| %d | %s qd%d | %s |" % (cpus, rw, qd, " | ".join(cells)))
