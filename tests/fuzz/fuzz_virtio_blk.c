@@ -5,13 +5,13 @@
  * over plain memory exactly as the device drives them.
  *
  * The input is guest memory: a 64 KiB "RAM" whose first bytes choose the
- * queue size and the disk's limits, followed by the available ring, the
- * descriptor table and the used ring packed back to back, so that short
- * inputs already reach every part of the walk.  Every
- * chain that comes out is checked against the invariants the device
- * relies on (buffers inside RAM, data inside the chain, used length
- * within the writable bytes), and the buffers are written the way the
- * device writes them, so AddressSanitizer sees any escape.
+ * queue size, the disk's limits and EVENT_IDX, followed by the available
+ * ring, the descriptor table and the used ring packed back to back, so
+ * that short inputs already reach every part of the walk.  Every chain
+ * that comes out is checked against the invariants the device relies on
+ * (buffers inside RAM, data inside the chain, used length within the
+ * writable bytes), and the buffers are written the way the device writes
+ * them, so AddressSanitizer sees any escape.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -148,12 +148,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	used = align(desc + virtq__desc_bytes(qsize), 4);
 	if (virtq__init(&vq, &mem, qsize, desc, AVAIL, used))
 		abort();		/* the fixed layout is valid */
+	virtq__set_event_idx(&vq, data[2] & 16);
 	for (n = 0; n < 2u * qsize; n++) {
 		struct virtq_chain c = { .bufs = bufs };
 		struct blk_req req;
 		int ret, st;
 
 		ret = virtq__pop(&vq, &c);
+		if (ret == 0)
+			virtq__enable_notify(&vq);	/* as the device does */
 		if (ret <= 0)
 			break;
 		check_chain(&c, qsize, r.base);

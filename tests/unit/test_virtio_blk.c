@@ -396,8 +396,11 @@ static void setup_queue(unsigned int q, uint32_t num, uint64_t desc)
 	wr(VIRTIO_MMIO_QUEUE_READY, 1);
 }
 
-/* What Linux's virtio_mmio does up to DRIVER_OK, with queue 0 only. */
-static void driver_init(void)
+/*
+ * What Linux's virtio_mmio does up to DRIVER_OK, with queue 0 only:
+ * accepts every feature offered but @refuse.
+ */
+static void driver_init_refusing(uint64_t refuse)
 {
 	uint64_t f;
 
@@ -408,6 +411,7 @@ static void driver_init(void)
 	f = rd(VIRTIO_MMIO_DEVICE_FEATURES);
 	wr(VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
 	f |= (uint64_t)rd(VIRTIO_MMIO_DEVICE_FEATURES) << 32;
+	f &= ~refuse;
 	wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
 	wr(VIRTIO_MMIO_DRIVER_FEATURES, f);
 	wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
@@ -419,6 +423,11 @@ static void driver_init(void)
 	wr(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
 			       VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
 	ck_assert_uint_eq(rd(VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET, 0);
+}
+
+static void driver_init(void)
+{
+	driver_init_refusing(0);
 }
 
 static struct vring_desc *gdesc(unsigned int i)
@@ -695,6 +704,79 @@ START_TEST(test_second_queue)
 }
 END_TEST
 
+/* The event fields of queue 0, where the specification puts them. */
+static uint16_t *gused_event(void)
+{
+	return (uint16_t *)(gmem + AVAIL + 4 + 2 * QS);
+}
+
+static uint16_t *gavail_event(void)
+{
+	return (uint16_t *)(gmem + USED + 4 + 8 * QS);
+}
+
+/*
+ * One GET_ID request, completed on the notifying thread, so the interrupt
+ * decision is made by the time it returns; then ACKs.  Returns whether
+ * the device raised the interrupt for it.
+ */
+static bool get_id_irq(void)
+{
+	int before = __atomic_load_n(&irq_raises, __ATOMIC_SEQ_CST);
+	bool raised;
+
+	ck_assert_int_eq(request(VIRTIO_BLK_T_GET_ID, 0, BUF, 20, true), 0);
+	raised = __atomic_load_n(&irq_raises, __ATOMIC_SEQ_CST) != before;
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
+	ck_assert_int_eq(irq_level, 0);
+	return raised;
+}
+
+/* EVENT_IDX offered, negotiated, and the queue then follows the driver's. */
+START_TEST(test_event_idx)
+{
+	struct vring_avail *a = (struct vring_avail *)(gmem + AVAIL);
+
+	wr(VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
+	ck_assert(rd(VIRTIO_MMIO_DEVICE_FEATURES) & 1u << VIRTIO_RING_F_EVENT_IDX);
+	*gavail_event() = 0xbeef;
+	driver_init();
+	/* DRIVER_OK: notify for the first chain, whatever the ring held. */
+	ck_assert_uint_eq(*gavail_event(), 0);
+	*gused_event() = 1;
+	ck_assert(!get_id_irq());			/* used 0 */
+	ck_assert_uint_eq(*gavail_event(), 1);	/* re-armed after serving */
+	ck_assert(get_id_irq());			/* used 1 */
+	ck_assert(!get_id_irq());			/* 1 was reported */
+	/* NO_INTERRUPT is not ours to look at now. */
+	a->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	*gused_event() = 3;
+	ck_assert(get_id_irq());
+	ck_assert_uint_eq(gused()->idx, 4);
+	ck_assert_uint_eq(*gavail_event(), 4);
+	ck_assert_uint_eq(gused()->flags, 0);
+}
+END_TEST
+
+/* A driver that refuses EVENT_IDX gets the NO_INTERRUPT behaviour. */
+START_TEST(test_event_idx_refused)
+{
+	struct vring_avail *a = (struct vring_avail *)(gmem + AVAIL);
+
+	*gavail_event() = 0xbeef;
+	driver_init_refusing(1ULL << VIRTIO_RING_F_EVENT_IDX);
+	*gused_event() = 100;
+	ck_assert(get_id_irq());
+	ck_assert(get_id_irq());
+	a->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	*gused_event() = 2;
+	ck_assert(!get_id_irq());
+	ck_assert_uint_eq(gused()->idx, 3);
+	ck_assert_uint_eq(*gavail_event(), 0xbeef);	/* never written */
+	ck_assert_uint_eq(gused()->flags, 0);
+}
+END_TEST
+
 /* ---- --disk ---------------------------------------------------------- */
 
 START_TEST(test_disk_option)
@@ -847,6 +929,8 @@ static Suite *virtio_blk_suite(void)
 	tcase_add_test(tc, test_read_only);
 	tcase_add_test(tc, test_broken_ring_needs_reset);
 	tcase_add_test(tc, test_avail_jump_needs_reset);
+	tcase_add_test(tc, test_event_idx);
+	tcase_add_test(tc, test_event_idx_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The split-ring accessor on crafted rings in plain memory: what a driver
- * does right, and each way a hostile one can break the ring.
+ * does right, and each way a hostile one can break the ring; and when it
+ * wants interrupts and notifications, with and without EVENT_IDX.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -43,6 +44,20 @@ static struct vring_avail *avail(void)
 static struct vring_used *used(void)
 {
 	return (struct vring_used *)(mem + USED_GPA);
+}
+
+/*
+ * The event fields, found from the layout in the specification (2.7.6,
+ * 2.7.8) rather than with the header's macros the code under test uses.
+ */
+static uint16_t *used_event(void)
+{
+	return (uint16_t *)(mem + AVAIL_GPA + 4 + 2 * QSIZE);
+}
+
+static uint16_t *avail_event(void)
+{
+	return (uint16_t *)(mem + USED_GPA + 4 + 8 * QSIZE);
 }
 
 static void set_desc(unsigned int i, uint64_t addr, uint32_t len,
@@ -280,6 +295,214 @@ START_TEST(test_needs_interrupt)
 }
 END_TEST
 
+/* Pushes @n used entries and asks whether the driver wants to know. */
+static bool push_and_decide(unsigned int n)
+{
+	while (n--)
+		virtq__push(&vq, 0, 1);
+	return virtq__needs_interrupt(&vq);
+}
+
+/* Takes used->idx to @idx the way the device does, one decision at the end. */
+static void advance_used(uint16_t idx)
+{
+	while (vq.used_idx != idx)
+		virtq__push(&vq, 0, 1);
+	(void)virtq__needs_interrupt(&vq);
+}
+
+START_TEST(test_event_idx_off_after_init)
+{
+	ck_assert(!vq.event_idx);
+	/* Without EVENT_IDX used_event means nothing, only the flag counts. */
+	*used_event() = 5;
+	ck_assert(push_and_decide(1));
+	ck_assert(push_and_decide(0));		/* no pushes: the flag alone */
+	avail()->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	*used_event() = 0;
+	ck_assert(!push_and_decide(1));
+	ck_assert_uint_eq(used()->idx, 2);
+}
+END_TEST
+
+/*
+ * One decision: used->idx starts at @start (the previous decision there),
+ * the driver asked for an interrupt once entry @event is used, the device
+ * pushes @n.  Interrupt iff @event is in [start, start + n) modulo 2^16.
+ */
+static const struct {
+	const char *what;
+	uint16_t start, event, n;
+	bool want;
+} event_cases[] = {
+	{ "first entry after reset",	0, 0, 1, true },
+	{ "nothing pushed",		0, 0, 0, false },
+	{ "event one ahead",		0, 1, 1, false },
+	{ "batch reaches event",	0, 1, 2, true },
+	{ "batch ends on event idx",	0, 3, 3, false },
+	{ "batch covers event",		0, 3, 4, true },
+	{ "batch steps over event",	0, 2, 8, true },
+	{ "event at start",		5, 5, 1, true },
+	{ "event just behind",		5, 4, 1, false },
+	{ "event far behind",		0x10, 0xfff0, 8, false },
+	{ "event far ahead",		0x10, 0x8000, 8, false },
+	{ "before the wrap",		0xfffe, 0xffff, 1, false },
+	{ "on the wrap",		0xfffe, 0xffff, 2, true },
+	{ "last before wrap",		0xffff, 0xffff, 1, true },
+	{ "across the wrap to 0",	0xfffe, 0, 3, true },
+	{ "across the wrap, short",	0xfffe, 1, 3, false },
+	{ "across the wrap to 1",	0xfffe, 1, 4, true },
+	{ "long batch over the wrap",	0xfff0, 0xfff8, 0x20, true },
+	{ "long batch, event after",	0xfff0, 0x10, 0x20, false },
+};
+
+START_TEST(test_event_idx_decision)
+{
+	virtq__set_event_idx(&vq, true);
+	advance_used(event_cases[_i].start);
+	*used_event() = event_cases[_i].event;
+	ck_assert_msg(push_and_decide(event_cases[_i].n) == event_cases[_i].want,
+		      "%s", event_cases[_i].what);
+	ck_assert_uint_eq(used()->idx,
+			  (uint16_t)(event_cases[_i].start + event_cases[_i].n));
+}
+END_TEST
+
+/*
+ * "Old" is where the previous decision left off, whatever it answered: a
+ * batch split over two decisions is judged as a whole, and pushes already
+ * judged are not judged again.
+ */
+START_TEST(test_event_idx_decisions_chain)
+{
+	virtq__set_event_idx(&vq, true);
+	*used_event() = 4;
+	ck_assert(!push_and_decide(4));		/* 0..3 used, not 4 yet */
+	ck_assert(push_and_decide(2));		/* 4 and 5: 4 is in it */
+	ck_assert(!push_and_decide(1));		/* 4 was reported */
+	ck_assert(!push_and_decide(0));
+	/* The driver re-arms at the next entry, 7. */
+	*used_event() = 7;
+	ck_assert(push_and_decide(3));		/* 7, 8, 9 */
+	ck_assert_uint_eq(used()->idx, 10);
+	/* Re-armed in the past (a driver that lost track): no interrupt. */
+	*used_event() = 9;
+	ck_assert(!push_and_decide(1));
+	ck_assert(!push_and_decide(5));
+	/* Until the ring comes round to 9 again. */
+	advance_used(9);
+	ck_assert(push_and_decide(1));
+}
+END_TEST
+
+START_TEST(test_event_idx_ignores_no_interrupt)
+{
+	virtq__set_event_idx(&vq, true);
+	avail()->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	*used_event() = 0;
+	ck_assert(push_and_decide(1));
+	avail()->flags = 0;
+	*used_event() = 8;
+	ck_assert(!push_and_decide(1));
+}
+END_TEST
+
+/* A queue set up again starts its decisions from 0, with EVENT_IDX off. */
+START_TEST(test_event_idx_after_reinit)
+{
+	struct virtq_mem m = { .translate = translate, .opaque = mem };
+
+	virtq__set_event_idx(&vq, true);
+	*used_event() = 0xffff;
+	ck_assert(!push_and_decide(3));
+	memset(mem, 0, MEM_SIZE);
+	ck_assert_int_eq(virtq__init(&vq, &m, QSIZE, DESC_GPA, AVAIL_GPA,
+				     USED_GPA), 0);
+	ck_assert(!vq.event_idx);
+	virtq__set_event_idx(&vq, true);
+	/*
+	 * One push from 0 does not reach 5; counted from a stale 3 it would
+	 * look like a trip all the way round the index, past 5.
+	 */
+	*used_event() = 5;
+	ck_assert(!push_and_decide(1));
+	ck_assert(push_and_decide(5));		/* 1..5 */
+	/* The first push after a reset interrupts a driver at used_event 0. */
+	ck_assert_int_eq(virtq__init(&vq, &m, QSIZE, DESC_GPA, AVAIL_GPA,
+				     USED_GPA), 0);
+	virtq__set_event_idx(&vq, true);
+	*used_event() = 0;
+	ck_assert(push_and_decide(1));
+}
+END_TEST
+
+/* Without EVENT_IDX the used ring's flags and avail_event stay the guest's. */
+START_TEST(test_enable_notify_without_event_idx)
+{
+	*avail_event() = 0xbeef;
+	used()->flags = 0;
+	virtq__set_event_idx(&vq, false);
+	virtq__enable_notify(&vq);
+	ck_assert_uint_eq(*avail_event(), 0xbeef);
+	set_desc(0, DATA_GPA, 16, 0, 0);
+	offer(0);
+	ck_assert_int_eq(virtq__pop(&vq, &chain), 1);
+	virtq__push(&vq, 0, 0);
+	(void)virtq__needs_interrupt(&vq);
+	virtq__enable_notify(&vq);
+	ck_assert_uint_eq(*avail_event(), 0xbeef);
+	ck_assert_uint_eq(used()->flags, 0);
+}
+END_TEST
+
+START_TEST(test_enable_notify)
+{
+	unsigned int i;
+
+	*avail_event() = 0xbeef;
+	virtq__set_event_idx(&vq, true);
+	ck_assert_uint_eq(*avail_event(), 0);	/* published at once */
+	set_desc(0, DATA_GPA, 16, 0, 0);
+	for (i = 0; i < 3; i++)
+		offer(0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(virtq__pop(&vq, &chain), 1);
+	/* Popping alone does not re-arm: no notifications while serving. */
+	ck_assert_uint_eq(*avail_event(), 0);
+	ck_assert_int_eq(virtq__pop(&vq, &chain), 0);
+	virtq__enable_notify(&vq);
+	ck_assert_uint_eq(*avail_event(), 3);	/* the next entry we take */
+	ck_assert_uint_eq(used()->flags, 0);	/* NO_NOTIFY never set */
+	/* The caller's re-check sees what came in meanwhile. */
+	ck_assert_uint_eq(virtq__pending(&vq), 0);
+	offer(0);
+	ck_assert_uint_eq(virtq__pending(&vq), 1);
+	ck_assert_int_eq(virtq__pop(&vq, &chain), 1);
+	virtq__enable_notify(&vq);
+	ck_assert_uint_eq(*avail_event(), 4);
+}
+END_TEST
+
+START_TEST(test_enable_notify_wraps)
+{
+	set_desc(0, DATA_GPA, 16, 0, 0);
+	vq.last_avail = 0xfffe;
+	avail()->idx = 0xfffe;
+	virtq__set_event_idx(&vq, true);
+	ck_assert_uint_eq(*avail_event(), 0xfffe);
+	offer(0);
+	ck_assert_int_eq(virtq__pop(&vq, &chain), 1);
+	virtq__enable_notify(&vq);
+	ck_assert_uint_eq(*avail_event(), 0xffff);
+	offer(0);
+	offer(0);
+	ck_assert_int_eq(virtq__pop(&vq, &chain), 1);
+	ck_assert_int_eq(virtq__pop(&vq, &chain), 1);
+	virtq__enable_notify(&vq);
+	ck_assert_uint_eq(*avail_event(), 1);
+}
+END_TEST
+
 /* A descriptor rewritten after the pop does not change the chain. */
 START_TEST(test_chain_is_a_copy)
 {
@@ -324,6 +547,19 @@ static Suite *virtq_suite(void)
 	tcase_add_test(tc, test_avail_index_wraps);
 	tcase_add_test(tc, test_push);
 	tcase_add_test(tc, test_needs_interrupt);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("event_idx");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_event_idx_off_after_init);
+	tcase_add_loop_test(tc, test_event_idx_decision, 0,
+			    sizeof(event_cases) / sizeof(event_cases[0]));
+	tcase_add_test(tc, test_event_idx_decisions_chain);
+	tcase_add_test(tc, test_event_idx_ignores_no_interrupt);
+	tcase_add_test(tc, test_event_idx_after_reinit);
+	tcase_add_test(tc, test_enable_notify_without_event_idx);
+	tcase_add_test(tc, test_enable_notify);
+	tcase_add_test(tc, test_enable_notify_wraps);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,6 +6,12 @@
  * clears a queue's @active flag under that mutex and then waits for its
  * requests in flight, so after reset no thread touches the guest's rings.
  *
+ * Interrupts are decided once per batch under that mutex - after serving
+ * the ring (requests completed on the spot) and after each batch of
+ * backend completions - never per request: with EVENT_IDX the decision
+ * covers every push since the previous one, so the driver gets one
+ * interrupt for a burst, and only when it asked for one.
+ *
  * Each in-flight request owns the slot of its head descriptor.  A guest
  * that makes a head available again while it is still in flight breaks
  * the ring protocol (the driver may only reuse descriptors it got back):
@@ -166,7 +172,9 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
 
 /*
  * Takes every new request of queue @qi: on the notifying vCPU thread, or
- * on the queue's thread with io=iothread.
+ * on the queue's thread with io=iothread.  With EVENT_IDX the driver does
+ * not notify again until we re-arm, so one exit takes a whole burst, and
+ * we only leave once the ring was seen empty after re-arming.
  */
 static void serve_queue(struct virtio_blk *blk, unsigned int qi)
 {
@@ -181,8 +189,18 @@ static void serve_queue(struct virtio_blk *blk, unsigned int qi)
 		int ret, status;
 
 		ret = virtq__pop(vq, &chain);
-		if (ret == 0)
-			break;
+		if (ret == 0) {
+			/*
+			 * Re-arm, then look once more: with EVENT_IDX the
+			 * driver notified for nothing published after the
+			 * chain at the old avail_event, and a chain it
+			 * published before seeing the new one never will be.
+			 */
+			virtq__enable_notify(vq);
+			if (!virtq__pending(vq))
+				break;
+			continue;
+		}
 		if (ret < 0 || q->slots[chain.head].busy) {
 			q->active = false;
 			broken = true;
@@ -334,7 +352,8 @@ static uint64_t blk_features(const struct virtio_blk *blk)
 		     1ULL << VIRTIO_BLK_F_SEG_MAX |
 		     1ULL << VIRTIO_BLK_F_BLK_SIZE |
 		     1ULL << VIRTIO_BLK_F_FLUSH |
-		     1ULL << VIRTIO_BLK_F_MQ;
+		     1ULL << VIRTIO_BLK_F_MQ |
+		     1ULL << VIRTIO_RING_F_EVENT_IDX;
 
 	if (blk->p.ro)
 		f |= 1ULL << VIRTIO_BLK_F_RO;

@@ -8,7 +8,9 @@
  * different queues run their device work in parallel; the device keeps
  * its own per-queue state safe against a concurrent reset.  NEEDS_RESET
  * is a separate atomic flag because the device raises it from any thread,
- * including from inside activate() while @lock is held.
+ * including from inside activate() while @lock is held.  The queues'
+ * EVENT_IDX flag is set under @lock at DRIVER_OK, before activate() hands
+ * the queues to the device, whose per-queue locks publish it onwards.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -193,6 +195,23 @@ static void queue_enable(struct virtio_mmio *m)
 }
 
 /*
+ * DRIVER_OK: the features are final (FEATURES_OK is set and freezes them)
+ * and so are the rings, so this is where the queues learn of EVENT_IDX,
+ * not QueueReady, which a careless driver may set before FEATURES_OK.
+ * Nothing touches the rings before activate().
+ */
+static void queues_start(struct virtio_mmio *m)
+{
+	struct virtio_dev *vdev = m->vdev;
+	bool event_idx = virtio_dev__has(vdev, VIRTIO_RING_F_EVENT_IDX);
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_queues; i++)
+		if (m->ready[i])
+			virtq__set_event_idx(&m->vqs[i], event_idx);
+}
+
+/*
  * FEATURES_OK: only features we offered, and always VERSION_1 (this is a
  * modern-only device).  Refusing means leaving the bit clear, which the
  * driver reads back (section 3.1.1).
@@ -229,6 +248,7 @@ static void status_write(struct virtio_mmio *m, uint32_t val)
 			return;
 		}
 		m->status = val;
+		queues_start(m);
 		if (m->vdev->ops->activate(m->vdev) < 0)
 			mmio_needs_reset(m);
 		return;

@@ -3,6 +3,11 @@
  * Memory ordering: the guest writes a ring entry and then the index that
  * publishes it, so we read the index with acquire and the entries after;
  * we publish used entries the same way with a release store of used->idx.
+ * Suppression is different: deciding on an interrupt or a notification is
+ * a store followed by a load of what the other side stored (used->idx
+ * then flags or used_event, avail_event then avail->idx, and the mirror
+ * image in the driver), and only a full fence orders that, on x86 too.
+ *
  * Every descriptor is copied out once before it is checked: the guest can
  * rewrite the table at any moment, and a value checked in guest memory
  * and then read again there would be a different value.
@@ -29,6 +34,20 @@ uint64_t virtq__used_bytes(uint16_t size)
 	return 6ULL + 8ULL * size;
 }
 
+/*
+ * The ring as <linux/virtio_ring.h> describes it, so that the event
+ * fields are found by its vring_used_event()/vring_avail_event().
+ */
+static struct vring vring_of(const struct virtq *vq)
+{
+	return (struct vring) {
+		.num = vq->size,
+		.desc = vq->desc,
+		.avail = vq->avail,
+		.used = vq->used,
+	};
+}
+
 static void *map(const struct virtq_mem *mem, uint64_t gpa, uint64_t len,
 		 uint64_t align)
 {
@@ -49,9 +68,36 @@ int virtq__init(struct virtq *vq, const struct virtq_mem *mem, uint16_t size,
 	q.used = map(mem, used_gpa, virtq__used_bytes(size), 4);
 	if (!q.desc || !q.avail || !q.used)
 		return -EINVAL;
-	/* Both indexes start at 0 after a reset (section 2.7.4). */
+	/*
+	 * Both indexes start at 0 after a reset (section 2.7.4), so 0 is
+	 * also exactly where the first interrupt decision starts from.
+	 */
 	*vq = q;
 	return 0;
+}
+
+void virtq__set_event_idx(struct virtq *vq, bool on)
+{
+	vq->event_idx = on;
+	if (on)
+		virtq__enable_notify(vq);
+}
+
+void virtq__enable_notify(struct virtq *vq)
+{
+	struct vring vr = vring_of(vq);
+
+	if (!vq->event_idx)
+		return;
+	__atomic_store_n(&vring_avail_event(&vr), vq->last_avail,
+			 __ATOMIC_RELAXED);
+	/*
+	 * The driver publishes avail->idx and then reads avail_event; we
+	 * publish avail_event and then (the caller) re-read avail->idx.  The
+	 * fence makes one side see the other's store: either the driver
+	 * notifies or our re-check finds the chain.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 uint16_t virtq__pending(const struct virtq *vq)
@@ -139,13 +185,29 @@ void virtq__push(struct virtq *vq, uint16_t head, uint32_t len)
 
 bool virtq__needs_interrupt(struct virtq *vq)
 {
+	struct vring vr = vring_of(vq);
+	uint16_t old = vq->decided_used;
+
 	/*
-	 * The used index store must be visible before we look at the flag:
-	 * the driver clears NO_INTERRUPT and then re-reads used->idx, so one
-	 * of the two sides sees the other's write (a store-load pair, which
-	 * needs the full fence on x86 too).
+	 * The pushes since the last decision are this decision's: with
+	 * EVENT_IDX a batch that stepped over used_event interrupts even if
+	 * it does not end on it, and a "no" here is not asked again.
+	 */
+	vq->decided_used = vq->used_idx;
+	/*
+	 * The used index store must be visible before we look at the flag
+	 * or used_event: the driver clears NO_INTERRUPT or moves used_event
+	 * and then re-reads used->idx, so one of the two sides sees the
+	 * other's write.
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (vq->event_idx) {
+		/* NO_INTERRUPT is to be ignored then (section 2.7.10). */
+		uint16_t event = __atomic_load_n(&vring_used_event(&vr),
+						 __ATOMIC_RELAXED);
+
+		return vring_need_event(event, vq->used_idx, old);
+	}
 	return !(__atomic_load_n(&vq->avail->flags, __ATOMIC_RELAXED) &
 		 VRING_AVAIL_F_NO_INTERRUPT);
 }

@@ -12,6 +12,16 @@
  *
  * Not thread-safe: a queue is used by one thread at a time (the device
  * holds a lock per queue).
+ *
+ * Notification and interrupt suppression (section 2.7.7, 2.7.10): without
+ * VIRTIO_RING_F_EVENT_IDX the driver's NO_INTERRUPT flag is all there is,
+ * and we never set NO_NOTIFY.  With it, the driver names the used index it
+ * wants an interrupt for (used_event) and we name the available index we
+ * want a notification for (avail_event): one interrupt per batch of
+ * completions the driver has not seen yet, and no notifications while a
+ * queue is being served.  used_event decides nothing but whether to
+ * signal, so a wrong one costs that guest missing or extra interrupts,
+ * never the VMM anything.
  */
 #ifndef GPIN_VIRTQUEUE_H
 #define GPIN_VIRTQUEUE_H
@@ -61,6 +71,12 @@ struct virtq {
 	struct vring_used *used;
 	uint16_t last_avail;		/* next avail entry to take */
 	uint16_t used_idx;		/* our copy of used->idx */
+	/*
+	 * used_idx when virtq__needs_interrupt() last ran, interrupt or not:
+	 * the pushes since then are the ones its next answer is about.
+	 */
+	uint16_t decided_used;
+	bool event_idx;			/* VIRTIO_RING_F_EVENT_IDX negotiated */
 	struct virtq_mem mem;
 };
 
@@ -73,10 +89,19 @@ uint64_t virtq__used_bytes(uint16_t size);
  * Checks and maps a queue the driver configured: @size a power of two
  * from 1 to VIRTQ_MAX_SIZE, each part aligned as the specification says
  * (16, 2, 4) and wholly inside guest RAM.  0 or -EINVAL; on success
- * both ring indexes start at 0.
+ * both ring indexes start at 0 and EVENT_IDX is off.
  */
 int virtq__init(struct virtq *vq, const struct virtq_mem *mem, uint16_t size,
 		uint64_t desc_gpa, uint64_t avail_gpa, uint64_t used_gpa);
+
+/*
+ * Whether the driver negotiated VIRTIO_RING_F_EVENT_IDX.  The transport
+ * calls it after virtq__init() once the features are final, before the
+ * device uses the queue; turning it on also publishes avail_event, so the
+ * driver's first notification does not depend on what the guest left in
+ * the used ring.
+ */
+void virtq__set_event_idx(struct virtq *vq, bool on);
 
 /*
  * Takes the next available chain.  Returns 1 with @chain filled, 0 when
@@ -95,10 +120,26 @@ int virtq__pop(struct virtq *vq, struct virtq_chain *chain);
 /* Returns chain @head to the driver, @len bytes written into it. */
 void virtq__push(struct virtq *vq, uint16_t head, uint32_t len);
 
-/* After pushes: whether the driver wants an interrupt for them. */
+/*
+ * After pushes: whether the driver wants an interrupt for the chains
+ * pushed since the previous call (EVENT_IDX: whether used->idx passed
+ * used_event on the way; else the NO_INTERRUPT flag).  Once per batch is
+ * enough, and a "yes" must be acted on: with EVENT_IDX those pushes are
+ * not asked about again.
+ */
 bool virtq__needs_interrupt(struct virtq *vq);
 
 /* Number of chains the guest made available that were not taken yet. */
 uint16_t virtq__pending(const struct virtq *vq);
+
+/*
+ * Before the device stops serving a queue it found empty: asks the driver
+ * to notify for the next chain it makes available (EVENT_IDX: avail_event
+ * = the next entry we take; without it nothing to do).  The caller must
+ * then check virtq__pending() again and go on serving if it is not 0: a
+ * chain the driver published before it could see avail_event came without
+ * a notification, and nothing else would take it.
+ */
+void virtq__enable_notify(struct virtq *vq);
 
 #endif /* GPIN_VIRTQUEUE_H */

@@ -4,7 +4,7 @@
 
 Layout (see fuzz_virtio_blk.c): byte 0 picks the queue size (2 -> 4),
 byte 1 the capacity (16 -> 1024 sectors), byte 2 the flags (0x0c: discard
-and write-zeroes negotiated), byte 3 the range limit; the available ring at
+and write-zeroes negotiated; 0x10 would add EVENT_IDX), byte 3 the range limit; the available ring at
 8, descriptors at 32 (queue size 4), the header at 256, data at 512, the
 status byte at 1024.  Run in this directory.
 """
