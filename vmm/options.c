@@ -69,9 +69,11 @@ void options__usage(FILE *out, const char *prog)
 "      --api-socket fd=N|path=P\n"
 "                       serve the Cloud Hypervisor HTTP API subset libvirt's\n"
 "                       ch driver uses; the VM comes from PUT vm.create\n"
-"      --churn[=KIB]    benchmark aid: a VMM thread mmaps, touches and\n"
-"                       munmaps KIB (default 64) in a loop, an mmap_lock\n"
-"                       writer as memory hot-plug or an allocator would be\n"
+"      --churn[=KIB[,HZ]]\n"
+"                       benchmark aid: a VMM thread mmaps, touches and\n"
+"                       munmaps KIB (default 64) HZ times a second (default\n"
+"                       1000; 0: flat out), an mmap_lock writer as memory\n"
+"                       hot-plug or an allocator would be\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n"
@@ -244,23 +246,47 @@ int options__parse_disk(const char *s, struct disk_options *d, char *err,
 	return 0;
 }
 
-/* --churn[=KIB]: the size of the region the churn thread maps. */
-static int parse_churn(const char *s, unsigned int *kib)
+/* A decimal number in [min, max], the whole of @s up to @stop or its end. */
+static int parse_bounded(const char *s, char stop, unsigned long min,
+			 unsigned long max, unsigned long *out)
 {
 	unsigned long v;
 	char *end;
 
-	if (!s) {
-		*kib = 64;
-		return 0;
-	}
 	if (!isdigit((unsigned char)*s))
 		return -1;
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || *end || v < 4 || v > (1UL << 20))
+	if (errno || (*end && *end != stop) || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * --churn[=KIB[,HZ]]: the size of the region the churn thread maps and
+ * how many map/unmap cycles it makes per second (0: as fast as it can).
+ * A fixed rate makes the writer the same load whichever pin mode runs
+ * beside it; flat out, it would take a whole CPU from the vCPUs.
+ */
+static int parse_churn(const char *s, unsigned int *kib, unsigned int *hz)
+{
+	const char *comma;
+	unsigned long v;
+
+	*kib = 64;
+	*hz = 1000;
+	if (!s)
+		return 0;
+	if (parse_bounded(s, ',', 4, 1UL << 20, &v))
 		return -1;
 	*kib = v;
+	comma = strchr(s, ',');
+	if (!comma)
+		return 0;
+	if (parse_bounded(comma + 1, '\0', 0, 1000000, &v))
+		return -1;
+	*hz = v;
 	return 0;
 }
 
@@ -375,9 +401,10 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 					    optarg);
 			break;
 		case OPT_CHURN:
-			if (parse_churn(optarg, &opts->churn_kib))
+			if (parse_churn(optarg, &opts->churn_kib,
+					&opts->churn_hz))
 				return fail(err, errlen,
-					    "--churn=%s: expected KiB, 4 to 1048576",
+					    "--churn=%s: expected KIB[,HZ], KiB 4 to 1048576, HZ 0 to 1000000",
 					    optarg);
 			break;
 		case OPT_HELP:

@@ -49,6 +49,7 @@ struct vm_options {
 	struct disk_options disks[VM_DISKS_MAX];
 	unsigned int ndisks;
 	unsigned int churn_kib;	/* --churn: mmap/munmap loop (benchmark aid) */
+	unsigned int churn_hz;	/* its cycles per second, 0: flat out */
 	bool mem_locked;	/* mlock guest RAM (domain <memoryBacking><locked/>) */
 	bool console_pty;	/* UART on a new PTY, not stdio (domain type='pty') */
 	const char *domain;	/* --domain: the VM is a libvirt domain XML */

@@ -7,6 +7,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/kvm.h>
@@ -418,6 +419,7 @@ int vm__create(struct vm *vm, const struct vm_options *opts,
 	vm->kvm_fd = vm->vm_fd = vm->stop_efd = -1;
 	vm->ncpus = opts->ncpus;
 	vm->churn_kib = opts->churn_kib;
+	vm->churn_hz = opts->churn_hz;
 	pthread_mutex_init(&vm->stop_lock, NULL);
 	pthread_cond_init(&vm->stop_cond, NULL);
 	bus__init(&vm->pio, "pio");
@@ -622,15 +624,39 @@ int vm__exit_status(const struct vm *vm)
  * --churn: map, touch and unmap a small region until the VM stops.  Each
  * mmap and munmap takes mmap_lock for writing, as memory hot-plug or a
  * malloc arena would: the locked pinning path waits for it, the fast
- * path does not.
+ * path does not.  At a fixed rate the writer is the same load beside every
+ * pin mode (a late cycle starts at once, missed ones are not made up).
  */
+static void churn_pace(struct timespec *next, unsigned int hz)
+{
+	struct timespec now;
+	long period = 1000000000L / hz;
+
+	next->tv_nsec += period;
+	if (next->tv_nsec >= 1000000000L) {
+		next->tv_sec++;
+		next->tv_nsec -= 1000000000L;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > next->tv_sec ||
+	    (now.tv_sec == next->tv_sec && now.tv_nsec > next->tv_nsec)) {
+		*next = now;		/* behind: no burst to catch up */
+		return;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL) ==
+	       EINTR)
+		;
+}
+
 static void *churn_thread(void *arg)
 {
 	struct vm *vm = arg;
 	size_t len = (size_t)vm->churn_kib << 10, off;
+	struct timespec next;
 	uint64_t n = 0;
 
 	pthread_setname_np(pthread_self(), "churn");
+	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!vm__stopping(vm)) {
 		uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -641,6 +667,8 @@ static void *churn_thread(void *arg)
 			p[off] = 1;
 		munmap(p, len);
 		n++;
+		if (vm->churn_hz)
+			churn_pace(&next, vm->churn_hz);
 	}
 	__atomic_store_n(&vm->churn_cycles, n, __ATOMIC_RELEASE);
 	return NULL;
@@ -659,8 +687,13 @@ int vm__start(struct vm *vm)
 			return ret;
 		}
 		vm->churn_running = true;
-		fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB in a "
-			"loop (benchmark aid)\n", vm->churn_kib);
+		if (vm->churn_hz)
+			fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB "
+				"%u times a second (benchmark aid)\n",
+				vm->churn_kib, vm->churn_hz);
+		else
+			fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB "
+				"in a loop (benchmark aid)\n", vm->churn_kib);
 	}
 
 	for (i = 0; i < vm->ncpus; i++) {

@@ -76,6 +76,7 @@ struct vm {
 
 	/* --churn: a thread that maps and unmaps memory (benchmark aid). */
 	unsigned int churn_kib;
+	unsigned int churn_hz;		/* cycles per second, 0: flat out */
 	pthread_t churn_thread;
 	bool churn_running;
 	uint64_t churn_cycles;

@@ -67,6 +67,31 @@ START_TEST(test_help_version)
 }
 END_TEST
 
+/* --churn[=KIB[,HZ]]: defaults 64 KiB, 1000 cycles a second */
+START_TEST(test_churn)
+{
+	struct vm_options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", NULL), 0);
+	ck_assert_uint_eq(o.churn_kib, 0);
+	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--churn", NULL), 0);
+	ck_assert_uint_eq(o.churn_kib, 64);
+	ck_assert_uint_eq(o.churn_hz, 1000);
+	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--churn=128",
+			       NULL), 0);
+	ck_assert_uint_eq(o.churn_kib, 128);
+	ck_assert_uint_eq(o.churn_hz, 1000);
+	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--churn=4,250",
+			       NULL), 0);
+	ck_assert_uint_eq(o.churn_kib, 4);
+	ck_assert_uint_eq(o.churn_hz, 250);
+	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--churn=64,0",
+			       NULL), 0);
+	ck_assert_uint_eq(o.churn_hz, 0);
+}
+END_TEST
+
 static const struct {
 	const char *sz;
 	uint64_t bytes;
@@ -110,6 +135,12 @@ static const struct {
 	{ { "--kernel", "bz", "--bogus" }, "unknown option" },
 	{ { "--kernel", "bz", "extra" }, "unexpected argument" },
 	{ { "--kernel" }, "needs a value" },
+	{ { "--kernel", "bz", "--churn=3" }, "--churn" },
+	{ { "--kernel", "bz", "--churn=64," }, "--churn" },
+	{ { "--kernel", "bz", "--churn=64,x" }, "--churn" },
+	{ { "--kernel", "bz", "--churn=,5" }, "--churn" },
+	{ { "--kernel", "bz", "--churn=64,1000001" }, "--churn" },
+	{ { "--kernel", "bz", "--churn=64,5,6" }, "--churn" },
 };
 
 START_TEST(test_bad_args)
@@ -149,6 +180,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_all_options);
 	tcase_add_test(tc, test_help_version);
+	tcase_add_test(tc, test_churn);
 	tcase_add_loop_test(tc, test_good_sizes, 0,
 			    sizeof(good_sizes) / sizeof(good_sizes[0]));
 	tcase_add_loop_test(tc, test_bad_args, 0,
