@@ -38,7 +38,7 @@ readonly NULLB_GB=1
 readonly GUEST_MEM=512M
 
 usage() {
-	sed -n '4,28s/^# \{0,1\}//p' "$0"
+	sed -n '4,29s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 
