@@ -54,17 +54,17 @@ skip() {
 # markers; the pause at the end lets the console drain before the exit
 # device ends the VMM (QEMU's last block was cut short without it).
 guest_script() {
-	local cpus=$1 runtime=$2 rws=$3 qds=$4
+	local cpus=$1 runtime=$2 jobs=$3
 	cat <<EOF
 [ -b /dev/vda ] || { echo E2E-ERROR no /dev/vda; exit 10; }
-for rw in $rws; do for qd in $qds; do
+for j in $jobs; do rw=\${j%:*}; qd=\${j#*:}
 echo E2E-START \$rw \$qd
 fio --name=\$rw --filename=/dev/vda --direct=1 --ioengine=libaio --rw=\$rw \\
  --bs=4k --iodepth=\$qd --numjobs=$cpus --size=128M --offset_increment=128M \\
  --time_based --runtime=$runtime --ramp_time=1 --group_reporting \\
  --output-format=json --output=/tmp/r.json >/dev/null 2>&1 || echo E2E-ERROR fio
 echo E2E-BEGIN \$rw \$qd; cat /tmp/r.json; echo E2E-END
-done; done
+done
 sleep 2
 exit 0
 EOF
@@ -157,16 +157,16 @@ for line in sys.stdin:
 
 # One configuration: boot (or run fio directly), record results.
 run_config() {
-	local config=$1 cpus=$2 runtime=$3 rws=$4 qds=$5
-	local log=$RIG_OUT/e2e-$config-$cpus.log script before after rc=0 t0
-	script=$(guest_script "$cpus" "$runtime" "$rws" "$qds")
+	local config=$1 cpus=$2 runtime=$3 jobs=$4 boot=$5
+	local log=$RIG_OUT/e2e-$config-$cpus-$boot.log script before after rc=0 t0
+	script=$(guest_script "$cpus" "$runtime" "$jobs")
 	# loglevel=1: no kernel message (RCU stall warnings under TCG) may cut
 	# into the JSON on the console.
 	local cmdline="console=ttyS0 quiet loglevel=1 gpin.sh=$(printf '%s' "$script" | base64 -w0)"
-	local limit=$((240 + 4 * (runtime + 10) * $(wc -w <<<"$rws $qds")))
+	local limit=$((240 + 4 * (runtime + 10) * $(wc -w <<<"$jobs")))
 	before=$(module_counters)
 	t0=$EPOCHSECONDS
-	local samples=$RIG_OUT/kvm-$config-$cpus.txt sampler=''
+	local samples=$RIG_OUT/kvm-$config-$cpus-$boot.txt sampler=''
 	: >"$log"
 	if [[ $config != direct ]]; then
 		kvm_sampler "$log" "$samples" &
@@ -194,7 +194,7 @@ run_config() {
 		((rc == 1)) && rc=0
 		;;
 	direct)
-		bash -c "$(guest_script "$cpus" "$runtime" "$rws" "$qds" |
+		bash -c "$(guest_script "$cpus" "$runtime" "$jobs" |
 			sed "s|/dev/vda|$NULLB|g")" >"$log" 2>&1 || rc=$?
 		;;
 	esac
@@ -209,7 +209,7 @@ run_config() {
 	local lines c n rw qd iops lat ios job=0 per
 	lines=$(parse_fio "$log" "$config" "$cpus")
 	if [[ -z $lines ]] || ((rc != 0)); then
-		echo "  $config: status $rc, no results; last lines of $log:"
+		echo "  $config: status $rc; last lines of $log:"
 		tr -d '\r' <"$log" | tail -n 15 | sed 's/^/    /'
 	fi
 	while read -r c n rw qd iops lat ios; do
@@ -229,6 +229,32 @@ run_config() {
 	tr -d '\r' <"$log" | grep '^gpin-vmm: blk0: gpin.ko' | sed 's/^/  /' || true
 }
 
+# The fio jobs of list $3 ("rw:qd ...") that $RESULTS has no line for,
+# for configuration $1 with $2 vCPUs.
+jobs_left() {
+	local j out=''
+	for j in $3; do
+		grep -q "^$1 $2 ${j%:*} ${j#*:} " "$RESULTS" || out+=${out:+ }$j
+	done
+	echo "$out"
+}
+
+# One configuration, and a second boot for the jobs a dead guest left:
+# guests (QEMU's as well as gpin-vmm's) now and then triple-fault under
+# load in the TCG test host (docs/RIG.md).  The report counts the reboots.
+run_config_jobs() {
+	local config=$1 cpus=$2 runtime=$3 jobs=$4 boot
+	for boot in 1 2; do
+		run_config "$config" "$cpus" "$runtime" "$jobs" "$boot"
+		jobs=$(jobs_left "$config" "$cpus" "$jobs")
+		[[ -n $jobs ]] || return 0
+		echo "$config $cpus" >>"$RIG_OUT/guest-deaths-$cpus.txt"
+		[[ $boot == 1 ]] &&
+			echo "  $config: no results for $jobs: the guest died; booting it again for those"
+	done
+	echo "  $config: still no results for $jobs"
+}
+
 inside() {
 	VMM=$1 GPIN_STAT=$2 VMLINUZ=$3 INITRD=$4
 	local cpus=$5 runtime=$6 configs=$7 rws=$8 qds=$9 c i=0 n
@@ -244,11 +270,17 @@ inside() {
 	echo "# test host $(uname -r), $(nproc) CPUs; guest $cpus vCPUs, $GUEST_MEM;" \
 		"backing $NULLB (null_blk memory_backed, ${NULLB_GB} GiB);" \
 		"gpin.ko $([[ -c /dev/gpin ]] && echo loaded || echo ABSENT)"
+	local jobs='' rw qd
+	for rw in $rws; do
+		for qd in $qds; do
+			jobs+="${jobs:+ }$rw:$qd"
+		done
+	done
 	n=$(tr , ' ' <<<"$configs" | wc -w)
 	for c in ${configs//,/ }; do
 		i=$((i + 1))
 		echo "[$i/$n] $c, $cpus vCPUs: fio $rws x iodepth $qds, ${runtime} s each"
-		run_config "$c" "$cpus" "$runtime" "$rws" "$qds"
+		run_config_jobs "$c" "$cpus" "$runtime" "$jobs"
 	done
 }
 
@@ -347,6 +379,12 @@ for r in rows:
     seen.add(k)
     lines.append("| %d | %s | %d | %d | %d |" % (r["cpus"], r["config"], r["fast_fallbacks"],
                  r["fast_lockwait_us"], r["locked_lockwait_us"]))
+deaths = os.environ.get("E2E_DEATHS", "")
+if deaths:
+    lines.append("")
+    lines.append("Guests that died under load (a triple fault in the TCG test host;"
+                 " QEMU's too) and were booted again for the fio jobs they had left: "
+                 + deaths + ".")
 table = "\n".join(lines)
 print(table)
 os.makedirs(out, exist_ok=True)
@@ -484,6 +522,9 @@ main() {
 		done
 	done
 	((${#files[@]})) || { echo "e2e: no results"; exit 1; }
+	E2E_DEATHS=$(cat "$work"/cpus*/guest-deaths-*.txt 2>/dev/null | sort | uniq -c |
+		awk '{printf "%s%s with %d vCPUs %d time(s)", NR > 1 ? ", " : "", $2, $3, $1}')
+	export E2E_DEATHS
 	echo
 	report "$out" "$cmd" "$KVER" "$rev" "${files[@]}"
 	echo
