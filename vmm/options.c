@@ -54,10 +54,12 @@ void options__usage(FILE *out, const char *prog)
 "  -m, --mem SIZE       guest RAM with unit K, M or G, plain number = MiB,\n"
 "                       %llu MiB..%llu GiB (default %llu MiB)\n"
 "  -d, --disk PATH[,ro][,pin=fast|locked|kernel][,queues=N][,io=vcpu|iothread]\n"
+"             [,event_idx=on|off]\n"
 "                       virtio-blk disk on a file or block device, O_DIRECT;\n"
 "                       up to %d; queues default to one per vCPU (max %d);\n"
 "                       io=vcpu: the notifying vCPU submits (default),\n"
 "                       io=iothread: a thread per queue woken by ioeventfd.\n"
+"                       event_idx=off: do not offer VIRTIO_RING_F_EVENT_IDX.\n"
 "                       pin=fast|locked: gpin.ko's async DIO, pages pinned by\n"
 "                       its lockless walk or under mmap_lock; pin=kernel:\n"
 "                       io_uring (the host kernel pins); default fast when\n"
@@ -68,7 +70,8 @@ void options__usage(FILE *out, const char *prog)
 "      --print-config   print the settings the VM would run with, and exit\n"
 "      --api-socket fd=N|path=P\n"
 "                       serve the Cloud Hypervisor HTTP API subset libvirt's\n"
-"                       ch driver uses; the VM comes from PUT vm.create\n"
+"                       ch driver uses; the VM comes from PUT vm.create;\n"
+"                       GET vm.counters: the disk queues' counters as JSON\n"
 "      --churn[=KIB[,HZ]]\n"
 "                       benchmark aid: a VMM thread mmaps, touches and\n"
 "                       munmaps KIB (default 64) HZ times a second (default\n"
@@ -81,7 +84,10 @@ void options__usage(FILE *out, const char *prog)
 "Ctrl-a x quits).  Exit status: 0 when the guest powers off or reboots,\n"
 "the byte the guest writes to I/O port 0x%x (the test exit device),\n"
 "3 when the guest panics (pvpanic), 2 for bad options or images, 1 for\n"
-"other VMM failures.\n",
+"other VMM failures.\n"
+"\n"
+"Counters: at exit, one line per disk queue on stderr, \"blkN-qM: R requests,\n"
+"B bytes, E errors\"; SIGUSR1 prints the same lines while the VM runs.\n",
 		prog, DEFAULT_CMDLINE, VM_CPUS_MAX,
 		(unsigned long long)(GUEST_MEM_MIN >> 20),
 		(unsigned long long)(GUEST_MEM_MAX >> 30),
@@ -209,6 +215,18 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 		else
 			return fail(err, errlen,
 				    "--disk: io=%s: expected vcpu or iothread", val);
+		return 0;
+	}
+	if (!strcmp(w, "event_idx")) {
+		/* QEMU's property of the same name: for A/B comparisons */
+		if (!strcmp(val, "on"))
+			d->no_event_idx = false;
+		else if (!strcmp(val, "off"))
+			d->no_event_idx = true;
+		else
+			return fail(err, errlen,
+				    "--disk: event_idx=%s: expected on or off",
+				    val);
 		return 0;
 	}
 	if (!strcmp(w, "queues")) {

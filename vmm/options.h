@@ -38,6 +38,7 @@ struct disk_options {
 	enum disk_pin pin;
 	unsigned int queues;	/* 0: one per vCPU */
 	enum disk_io io;
+	bool no_event_idx;	/* event_idx=off: VIRTIO_RING_F_EVENT_IDX not offered */
 };
 
 struct vm_options {

@@ -328,6 +328,7 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 		.ro = d->ro,
 		.nqueues = d->queues ? d->queues : vm->ncpus,
 		.iothread = d->io == DISK_IO_IOTHREAD,
+		.no_event_idx = d->no_event_idx,
 		.backend = disk_backend(d, i),
 		.index = i,
 	};
@@ -724,8 +725,23 @@ void vm__join(struct vm *vm)
 		fprintf(stderr, "gpin-vmm: churn: %llu mmap/munmap cycles\n",
 			(unsigned long long)vm->churn_cycles);
 	}
+	vm__print_disk_stats(vm, stderr);
+}
+
+void vm__print_disk_stats(const struct vm *vm, FILE *out)
+{
+	unsigned int i;
+
 	for (i = 0; i < vm->ndisks; i++)
-		virtio_blk__print_stats(vm->disks[i], stderr);
+		virtio_blk__print_stats(vm->disks[i], out);
+}
+
+void vm__counters(const struct vm *vm, counter_fn fn, void *opaque)
+{
+	unsigned int i;
+
+	for (i = 0; i < vm->ndisks; i++)
+		virtio_blk__counters(vm->disks[i], fn, opaque);
 }
 
 void vm__destroy(struct vm *vm)

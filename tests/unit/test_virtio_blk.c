@@ -2,11 +2,13 @@
 /*
  * virtio-blk: the request parser rejection by rejection, then the whole
  * device - virtio-mmio register file, queues, the io_uring backend on a
- * real file - driven the way a guest driver does, on plain memory.
+ * real file - driven the way a guest driver does, on plain memory, and
+ * the counters it keeps.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +21,7 @@
 #include "options.h"
 #include "unit.h"
 #include "virtio/mmio.h"
+#include "vm.h"
 
 /* ---- the parser ---------------------------------------------------- */
 
@@ -659,6 +662,73 @@ START_TEST(test_read_only)
 }
 END_TEST
 
+/* What virtio_blk__counters() reported, in order. */
+struct seen_counter {
+	char dev[16], name[16];
+	uint64_t value;
+};
+static struct seen_counter seen[8];
+static unsigned int nseen;
+
+static void collect(void *opaque, const char *dev, const char *name,
+		    uint64_t value)
+{
+	ck_assert_ptr_eq(opaque, seen);
+	ck_assert_uint_lt(nseen, sizeof(seen) / sizeof(seen[0]));
+	snprintf(seen[nseen].dev, sizeof(seen[nseen].dev), "%s", dev);
+	snprintf(seen[nseen].name, sizeof(seen[nseen].name), "%s", name);
+	seen[nseen++].value = value;
+}
+
+static void expect_counter(unsigned int i, const char *dev, const char *name,
+			   uint64_t value)
+{
+	ck_assert_str_eq(seen[i].dev, dev);
+	ck_assert_str_eq(seen[i].name, name);
+	ck_assert_uint_eq(seen[i].value, value);
+}
+
+/*
+ * The counters of vm.counters and SIGUSR1 while the device runs: every
+ * request counts, only completed READ/WRITE data counts as bytes, and
+ * IOERR and UNSUPP count as errors; queue 1 saw nothing.
+ */
+START_TEST(test_counters)
+{
+	struct vm vm = { .ndisks = 1, .disks = { blk } };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	driver_init();
+	ck_assert_int_eq(request(VIRTIO_BLK_T_OUT, 16, BUF, 8192, false), 0);
+	ck_assert_int_eq(request(VIRTIO_BLK_T_IN, 16, BUF, 4096, true), 0);
+	ck_assert_int_eq(request(VIRTIO_BLK_T_FLUSH, 0, 0, 0, false), 0);
+	ck_assert_int_eq(request(VIRTIO_BLK_T_IN, DISK_SIZE / 512, BUF, 512,
+				 true), VIRTIO_BLK_S_IOERR);
+	ck_assert_int_eq(request(99, 0, 0, 0, false), VIRTIO_BLK_S_UNSUPP);
+
+	nseen = 0;
+	vm__counters(&vm, collect, seen);
+	ck_assert_uint_eq(nseen, 6);
+	expect_counter(0, "blk0-q0", "requests", 5);
+	expect_counter(1, "blk0-q0", "bytes", 8192 + 4096);
+	expect_counter(2, "blk0-q0", "errors", 2);
+	expect_counter(3, "blk0-q1", "requests", 0);
+	expect_counter(4, "blk0-q1", "bytes", 0);
+	expect_counter(5, "blk0-q1", "errors", 0);
+
+	mem = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(mem);
+	vm__print_disk_stats(&vm, mem);
+	ck_assert_int_eq(fclose(mem), 0);
+	ck_assert_str_eq(text,
+		"gpin-vmm: blk0-q0: 5 requests, 12288 bytes, 2 errors\n"
+		"gpin-vmm: blk0-q1: 0 requests, 0 bytes, 0 errors\n");
+	free(text);
+}
+END_TEST
+
 /* A looping chain marks the device broken; a reset brings it back. */
 START_TEST(test_broken_ring_needs_reset)
 {
@@ -803,13 +873,20 @@ START_TEST(test_disk_option)
 	ck_assert_int_eq(options__parse_disk("img,pin=locked", &d, err,
 					     sizeof(err)), 0);
 	ck_assert_int_eq(d.pin, DISK_PIN_LOCKED);
+	ck_assert(!d.no_event_idx);
+	ck_assert_int_eq(options__parse_disk("img,event_idx=off", &d, err,
+					     sizeof(err)), 0);
+	ck_assert(d.no_event_idx);
+	ck_assert_int_eq(options__parse_disk("img,event_idx=on", &d, err,
+					     sizeof(err)), 0);
+	ck_assert(!d.no_event_idx);
 }
 END_TEST
 
 static const char *const bad_disk[] = {
 	"", ",ro", "img,rw", "img,queues=0", "img,queues=65", "img,queues=x",
 	"img,queues=", "img,io=aio", "img,pin=none", "img,pin=", "img,pin=Fast",
-	"img,foo=1",
+	"img,foo=1", "img,event_idx=", "img,event_idx=yes",
 };
 
 START_TEST(test_disk_option_rejects)
@@ -925,6 +1002,7 @@ static Suite *virtio_blk_suite(void)
 	tcase_add_checked_fixture(tc, dev_setup, dev_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_io);
+	tcase_add_test(tc, test_counters);
 	tcase_add_test(tc, test_write_zeroes);
 	tcase_add_test(tc, test_read_only);
 	tcase_add_test(tc, test_broken_ring_needs_reset);

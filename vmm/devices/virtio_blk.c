@@ -352,9 +352,10 @@ static uint64_t blk_features(const struct virtio_blk *blk)
 		     1ULL << VIRTIO_BLK_F_SEG_MAX |
 		     1ULL << VIRTIO_BLK_F_BLK_SIZE |
 		     1ULL << VIRTIO_BLK_F_FLUSH |
-		     1ULL << VIRTIO_BLK_F_MQ |
-		     1ULL << VIRTIO_RING_F_EVENT_IDX;
+		     1ULL << VIRTIO_BLK_F_MQ;
 
+	if (!blk->p.no_event_idx)
+		f |= 1ULL << VIRTIO_RING_F_EVENT_IDX;
 	if (blk->p.ro)
 		f |= 1ULL << VIRTIO_BLK_F_RO;
 	else
@@ -521,5 +522,23 @@ void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out)
 			(unsigned long long)st.requests,
 			(unsigned long long)st.bytes,
 			(unsigned long long)st.errors);
+	}
+}
+
+void virtio_blk__counters(const struct virtio_blk *blk, counter_fn fn,
+			  void *opaque)
+{
+	unsigned int i;
+
+	for (i = 0; i < blk->nq; i++) {
+		struct virtio_blk_queue_stats st;
+		char dev[32];
+
+		virtio_blk__stats(blk, i, &st);
+		/* The name of the exit line, so both read the same. */
+		snprintf(dev, sizeof(dev), "blk%u-q%u", blk->p.index, i);
+		fn(opaque, dev, "requests", st.requests);
+		fn(opaque, dev, "bytes", st.bytes);
+		fn(opaque, dev, "errors", st.errors);
 	}
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "counters.h"
 #include "devices/blk_backend.h"
 #include "virtio/virtio.h"
 
@@ -30,6 +31,7 @@ struct virtio_blk_params {
 	bool ro;
 	unsigned int nqueues;		/* 1..VIRTIO_BLK_MAX_QUEUES */
 	bool iothread;
+	bool no_event_idx;		/* do not offer VIRTIO_RING_F_EVENT_IDX */
 	const struct blk_backend_ops *backend;
 	unsigned int index;		/* N in blkN-qM and the serial */
 };
@@ -48,7 +50,10 @@ struct virtio_dev *virtio_blk__dev(struct virtio_blk *blk);
 /* io=iothread: the eventfd KVM must signal for queue @q; else -1. */
 int virtio_blk__kick_fd(const struct virtio_blk *blk, unsigned int q);
 
-/* One line per queue: requests, bytes, errors. */
+/*
+ * One line per queue: requests, bytes, errors.  Safe while the device
+ * runs (each queue is read under its lock), so SIGUSR1 prints them too.
+ */
 void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out);
 
 struct virtio_blk_queue_stats {
@@ -58,5 +63,12 @@ struct virtio_blk_queue_stats {
 };
 void virtio_blk__stats(const struct virtio_blk *blk, unsigned int q,
 		       struct virtio_blk_queue_stats *st);
+
+/*
+ * The same counters for vm.counters: @fn gets device "blkN-qM" with
+ * "requests", "bytes" and "errors" for every queue.  Safe while it runs.
+ */
+void virtio_blk__counters(const struct virtio_blk *blk, counter_fn fn,
+			  void *opaque);
 
 #endif /* GPIN_VIRTIO_BLK_H */
