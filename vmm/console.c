@@ -37,6 +37,28 @@ void console__restore(struct console *con)
 	}
 }
 
+static bool raw_terminal(FILE *out)
+{
+	struct termios t;
+	int fd = fileno(out);
+
+	return fd >= 0 && isatty(fd) && !tcgetattr(fd, &t) &&
+	       !(t.c_oflag & OPOST);
+}
+
+void console__write_lines(FILE *out, const char *text, size_t len)
+{
+	bool cr = raw_terminal(out);
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (cr && text[i] == '\n')
+			fputc('\r', out);
+		fputc(text[i], out);
+	}
+	fflush(out);
+}
+
 void console__tx(void *opaque, uint8_t byte)
 {
 	struct console *con = opaque;

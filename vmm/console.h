@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <termios.h>
 
 #define CONSOLE_ESCAPE	0x01	/* Ctrl-a */
@@ -26,6 +27,13 @@ void console__init(struct console *con, int in_fd, int out_fd);
 /* Puts the terminal in raw mode when @in_fd is one. */
 int console__enter_raw(struct console *con);
 void console__restore(struct console *con);
+
+/*
+ * Writes @len bytes of the VMM's own text (lines ending in LF) to @out,
+ * with CR LF when @out is a terminal in raw mode: without output
+ * processing the next line would not start at column 0.
+ */
+void console__write_lines(FILE *out, const char *text, size_t len);
 
 /* serial_backend.tx for the UART: one byte to the output. */
 void console__tx(void *opaque, uint8_t byte);

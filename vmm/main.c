@@ -86,7 +86,10 @@ static void kick_handler(int sig)
 	/* Only there so the signal interrupts KVM_RUN. */
 }
 
-/* Returns a signalfd for the signals that end the VMM. */
+/*
+ * Returns a signalfd for the signals that end the VMM and for SIGUSR1,
+ * which prints the disks' counters (main.c and api/run.c).
+ */
 static int setup_signals(void)
 {
 	struct sigaction sa = { .sa_handler = kick_handler };
@@ -100,6 +103,7 @@ static int setup_signals(void)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
 		return -1;
@@ -107,11 +111,33 @@ static int setup_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/*
+ * SIGUSR1: the lines the VMM prints at exit, now.  Through a buffer, so
+ * they reach a raw terminal with their carriage returns.
+ */
+static void print_counters(const struct vm *vm)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem)
+		return;
+	vm__print_disk_stats(vm, mem);
+	if (!fclose(mem))
+		console__write_lines(stderr, text, len);
+	free(text);
+}
+
 static void handle_signal(struct vm *vm, int sfd)
 {
 	struct signalfd_siginfo si;
 
-	if (read(sfd, &si, sizeof(si)) == sizeof(si))
+	if (read(sfd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo == SIGUSR1)
+		print_counters(vm);
+	else
 		vm__request_stop(vm, VM_STOP_SIGNAL, si.ssi_signo);
 }
 

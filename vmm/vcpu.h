@@ -19,8 +19,13 @@ struct vcpu {
 	bool running;
 };
 
-/* Signal that pulls a vCPU thread out of KVM_RUN; its handler does nothing. */
-#define VCPU_KICK_SIGNAL	SIGUSR1
+/*
+ * Signal that pulls a vCPU thread out of KVM_RUN; its handler does nothing.
+ * Not SIGUSR1: vCPU threads leave the kick signal unblocked, so a kill(1)
+ * of it would land on a vCPU as a kick, and SIGUSR1 is the user's (main.c:
+ * print the disks' counters).  SIGRTMIN is Cloud Hypervisor's choice too.
+ */
+#define VCPU_KICK_SIGNAL	SIGRTMIN
 
 struct vcpu *vcpu__create(struct vm *vm, unsigned int id);
 void vcpu__destroy(struct vcpu *vcpu);

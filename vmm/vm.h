@@ -10,8 +10,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bus.h"
+#include "counters.h"
 #include "devices/exit_port.h"
 #include "devices/i8042.h"
 #include "devices/rtc.h"
@@ -98,6 +100,14 @@ int vm__start(struct vm *vm);
 bool vm__stopping(struct vm *vm);
 /* Stops and joins every vCPU thread, then prints the disks' counters. */
 void vm__join(struct vm *vm);
+
+/*
+ * The disks' counters, one "blkN-qM: ..." line per queue: what vm__join()
+ * prints, and what SIGUSR1 prints while the VM runs.
+ */
+void vm__print_disk_stats(const struct vm *vm, FILE *out);
+/* Every counter of the VM's devices (vm.counters); safe while it runs. */
+void vm__counters(const struct vm *vm, counter_fn fn, void *opaque);
 
 /*
  * Host pointer for [gpa, gpa + len) when the whole range is guest RAM,

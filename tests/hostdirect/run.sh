@@ -8,7 +8,8 @@
 #
 # PAYLOAD_DIR holds the *.bzImage and *.bin files tests/payloads builds.
 # Output is TAP, one line per case; exit 0 only when every case passes,
-# 77 (skip) when /dev/kvm is not usable.  Each VMM run gets `timeout 30`.
+# 77 (skip) when /dev/kvm is not usable.  Each VMM run gets `timeout 30`
+# (the ones signalled while they run: SIGTERM, and KILL 5 s later).
 #
 # The contract under test (what gpin-vmm promises a bzImage):
 #  - the 64-bit entry (load address + 0x200) in long mode, RSI = zero page
@@ -26,7 +27,9 @@
 #  - anything but a bzImage >= 2.12 with XLF_KERNEL_64: exit 2, one line on
 #    stderr (bad-*);
 #  - --disk is a virtio-mmio v2 block device at 0xd0000000: writes reach
-#    the backing, reads return them, errors come back as status (virtio).
+#    the backing, reads return them, errors come back as status (virtio);
+#    SIGUSR1 prints its per-queue counters while the guest runs, and
+#    --api-socket's GET vm.counters returns them.
 set -u
 
 if [ $# -ne 2 ]; then
@@ -138,6 +141,99 @@ smp() {
 	result "smp --cpus $cpus" "$problem"
 }
 
+# wait_for FILE TEXT: up to 10 s for TEXT to appear in FILE.
+wait_for() {
+	local i
+	for i in $(seq 100); do
+		grep -qF -- "$2" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# stop_vmm PID: SIGTERM, KILL after 5 s; sets $status.
+stop_vmm() {
+	local i
+	kill -TERM "$1" 2>/dev/null
+	for i in $(seq 50); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1"
+	status=$?
+}
+
+# SIGUSR1 while the guest runs (virtio payload, wait=1: it halts after its
+# 5 requests) prints the counter line of the exit, and the VMM goes on
+# until SIGTERM, which prints it once more.
+counters_on_sigusr1() {
+	local want="gpin-vmm: blk0-q0: 5 requests, 1024 bytes, 2 errors"
+	local problem='' pid running=yes
+	"$vmm" --kernel "$dir/virtio.bzImage" --disk "$tmp/disk" \
+		--cmdline "wait=1" <"/dev/null" >"$out" 2>"$err" &
+	pid=$!
+	if ! wait_for "$out" "virtio: waiting"; then
+		problem="the guest never reached its wait"
+	else
+		kill -USR1 "$pid"
+		wait_for "$err" "blk0-q0:" || problem="no blk0-q0 line on SIGUSR1"
+		sleep 0.2
+		kill -0 "$pid" 2>/dev/null || running=no
+	fi
+	stop_vmm "$pid"
+	if [ -n "$problem" ]; then
+		:
+	elif [ "$running" = no ]; then
+		problem="SIGUSR1 ended the VMM (status $status)"
+	elif [ "$(grep -cxF -- "$want" "$err")" -ne 2 ]; then
+		problem="stderr lacks '$want' twice (SIGUSR1, exit)"
+	elif [ "$status" -ne 143 ]; then
+		problem="exit status $status after SIGTERM, expected 143"
+	fi
+	result "virtio-blk: SIGUSR1 prints the queue counters while it runs" \
+		"$problem"
+}
+
+# api METHOD ENDPOINT [JSON]: one request on $tmp/api.sock; prints the body.
+api() {
+	curl -s --max-time 10 --unix-socket "$tmp/api.sock" -X "$1" \
+		${3:+-H 'Content-Type: application/json' -d "$3"} \
+		"http://localhost/api/v1/$2"
+}
+
+# The same counters through Cloud Hypervisor's GET vm.counters, by device
+# id, from a VM that vm.create / vm.boot made.
+counters_over_api() {
+	local name="--api-socket: GET vm.counters while the guest runs"
+	local want='{"blk0-q0":{"requests":5,"bytes":1024,"errors":2}}'
+	local problem='' pid body i
+	if ! command -v curl >/dev/null; then
+		n=$((n + 1))
+		echo "ok $n - $name # SKIP no curl"
+		return
+	fi
+	"$vmm" --api-socket "path=$tmp/api.sock" <"/dev/null" >"$out" 2>"$err" &
+	pid=$!
+	for i in $(seq 100); do
+		[ -S "$tmp/api.sock" ] && break
+		sleep 0.1
+	done
+	api PUT vm.create "{\"payload\":{\"kernel\":\"$dir/virtio.bzImage\",
+		\"cmdline\":\"wait=1\"},\"disks\":[{\"path\":\"$tmp/disk\"}],
+		\"serial\":{\"mode\":\"Tty\"},\"console\":{\"mode\":\"Off\"}}" \
+		>/dev/null
+	api PUT vm.boot >/dev/null
+	if ! wait_for "$out" "virtio: waiting"; then
+		problem="the guest never reached its wait"
+	else
+		body=$(api GET vm.counters)
+		[ "$body" = "$want" ] || problem="vm.counters: '$body', expected '$want'"
+	fi
+	stop_vmm "$pid"
+	result "$name" "$problem"
+}
+
 # initrd SIZE: the payload sees the file's size and the sum of its bytes.
 initrd() {
 	local size=$1 problem='' sum
@@ -244,6 +340,8 @@ else
 fi
 expect "virtio-blk io=iothread" 0 "virtio: write, flush, read back" -- \
 	--kernel "$dir/virtio.bzImage" --disk "$tmp/disk,io=iothread"
+counters_on_sigusr1
+counters_over_api
 expect "virtio-blk read-only: the write fails with IOERR" 13 \
 	"virtio: write failed" -- --kernel "$dir/virtio.bzImage" \
 	--disk "$tmp/disk,ro"

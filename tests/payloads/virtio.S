@@ -7,6 +7,8 @@
  *	a zeroed buffer and compare; read past the end of the disk (IOERR
  *	expected); an unknown request type (UNSUPP expected)
  * and exit 0.  Each failure has its own exit code (10..19) and line.
+ * With "wait=1" it halts instead of exiting, so the VMM can be asked for
+ * the disk's counters (5 requests, 1024 bytes, 2 errors) while it runs.
  */
 #include "payload.h"
 
@@ -238,7 +240,17 @@ payload_main:
 
 	leaq	m_ok(%rip), %rdi
 	call	puts
-	xorl	%eax, %eax
+	leaq	key_wait(%rip), %rdi
+	call	cmdline_num
+	jc	1f
+	testq	%rax, %rax
+	jz	1f
+	leaq	m_wait(%rip), %rdi
+	call	puts
+	cli
+2:	hlt				/* until the VMM is stopped from outside */
+	jmp	2b
+1:	xorl	%eax, %eax
 	popq	%rbx
 	ret
 
@@ -253,6 +265,8 @@ m_data:		.asciz	"virtio: data read back differs\n"
 m_ioerr:	.asciz	"virtio: read past the end did not fail with IOERR\n"
 m_unsupp:	.asciz	"virtio: unknown type did not get UNSUPP\n"
 m_ok:		.asciz	"virtio: write, flush, read back, errors: ok\n"
+m_wait:		.asciz	"virtio: waiting for the VMM to stop\n"
+key_wait:	.asciz	"wait="
 
 	/* In .data: the flat image must hold them (no .bss). */
 	.data

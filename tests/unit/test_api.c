@@ -2,7 +2,8 @@
 /*
  * api/request.c: the Cloud Hypervisor API subset against a fake backend,
  * one test per rejection (malformed JSON, unknown endpoint, wrong method,
- * wrong state) and the state machine libvirt's ch driver walks.
+ * wrong state), the state machine libvirt's ch driver walks, and the
+ * counters a booted VM reports.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 struct fake {
 	int boots, stops, vmm_shutdowns;
 	bool fail_boot;
+	bool no_disks;
 	struct api_vm_config seen;
 };
 
@@ -50,10 +52,30 @@ static void fake_vmm_shutdown(void *opaque)
 	((struct fake *)opaque)->vmm_shutdowns++;
 }
 
+/*
+ * A VM with one 2-queue disk, as virtio_blk__counters() reports it (the
+ * device's side is tests/unit/test_virtio_blk.c): queue 0 served a write,
+ * a flush, a read, a read past the end and an unknown type.
+ */
+static void fake_counters(void *opaque, counter_fn fn, void *ctx)
+{
+	struct fake *f = opaque;
+
+	if (f->no_disks)
+		return;
+	fn(ctx, "blk0-q0", "requests", 5);
+	fn(ctx, "blk0-q0", "bytes", 1024);
+	fn(ctx, "blk0-q0", "errors", 2);
+	fn(ctx, "blk0-q1", "requests", 0);
+	fn(ctx, "blk0-q1", "bytes", 5ULL << 40);	/* past 32 bits */
+	fn(ctx, "blk0-q1", "errors", 0);
+}
+
 static const struct api_backend_ops fake_ops = {
 	.boot = fake_boot,
 	.stop = fake_stop,
 	.pty_path = fake_pty,
+	.counters = fake_counters,
 	.vmm_shutdown = fake_vmm_shutdown,
 };
 
@@ -189,7 +211,8 @@ START_TEST(test_unknown_endpoint)
 	struct api_response r;
 
 	expect_error("PUT", "vm.nosuch", "", 404, "vm.nosuch");
-	expect_error("GET", "vm.counters", NULL, 404, "vm.counters");
+	/* Cloud Hypervisor has it, gpin-vmm does not. */
+	expect_error("PUT", "vm.add-net", "{}", 404, "vm.add-net");
 	api__handle(&api, "GET", "/", NULL, 0, &r);
 	ck_assert_int_eq(r.status, 404);
 	free(r.body);
@@ -203,6 +226,8 @@ START_TEST(test_wrong_method)
 {
 	expect_error("GET", "vm.create", NULL, 405, "PUT");
 	expect_error("PUT", "vm.info", NULL, 405, "GET");
+	expect_error("PUT", "vm.counters", NULL, 405, "GET");
+	expect_error("POST", "vm.counters", "{}", 405, "GET");
 	expect_error("DELETE", "vm.boot", NULL, 405, "PUT");
 }
 END_TEST
@@ -255,6 +280,7 @@ START_TEST(test_wrong_state)
 {
 	expect_error("PUT", "vm.boot", NULL, 409, "NotCreated");
 	expect_error("GET", "vm.info", NULL, 409, "NotCreated");
+	expect_error("GET", "vm.counters", NULL, 409, "NotCreated");
 	expect_error("PUT", "vm.shutdown", NULL, 409, "NotCreated");
 	expect_error("PUT", "vm.reboot", NULL, 409, "NotCreated");
 	expect_error("PUT", "vm.pause", NULL, 409, "NotCreated");
@@ -262,6 +288,8 @@ START_TEST(test_wrong_state)
 	ck_assert_int_eq(req("PUT", "vm.create", libvirt_create, NULL), 204);
 	expect_error("PUT", "vm.create", libvirt_create, 409, "Created");
 	expect_error("PUT", "vm.shutdown", NULL, 409, "Created");
+	/* Counters belong to a booted VM, as in Cloud Hypervisor. */
+	expect_error("GET", "vm.counters", NULL, 409, "Created");
 	ck_assert_int_eq(req("PUT", "vm.boot", NULL, NULL), 204);
 	expect_error("PUT", "vm.boot", NULL, 409, "Running");
 	expect_error("PUT", "vm.resume", NULL, 409, "Running");
@@ -297,6 +325,51 @@ START_TEST(test_guest_stop_and_delete)
 	ck_assert_int_eq(fake.stops, 1);
 	ck_assert_int_eq(api.state, API_VM_NONE);
 	ck_assert_int_eq(req("PUT", "vm.create", libvirt_create, NULL), 204);
+}
+END_TEST
+
+/* The counter @name of device @dev in a vm.counters body. */
+static uint64_t counter(json_object *root, const char *dev, const char *name)
+{
+	json_object *d, *v;
+
+	ck_assert_msg(json_object_object_get_ex(root, dev, &d), "no %s", dev);
+	ck_assert_int_eq(json_object_object_length(d), 3);
+	ck_assert_msg(json_object_object_get_ex(d, name, &v), "no %s.%s", dev,
+		      name);
+	ck_assert(json_object_is_type(v, json_type_int));
+	return json_object_get_uint64(v);
+}
+
+START_TEST(test_counters)
+{
+	json_object *o;
+	char *out;
+
+	ck_assert_int_eq(req("PUT", "vm.create", libvirt_create, NULL), 204);
+	ck_assert_int_eq(req("PUT", "vm.boot", NULL, NULL), 204);
+	ck_assert_int_eq(req("GET", "vm.counters", NULL, &out), 200);
+	o = json_tokener_parse(out);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(json_object_object_length(o), 2);
+	ck_assert_uint_eq(counter(o, "blk0-q0", "requests"), 5);
+	ck_assert_uint_eq(counter(o, "blk0-q0", "bytes"), 1024);
+	ck_assert_uint_eq(counter(o, "blk0-q0", "errors"), 2);
+	ck_assert_uint_eq(counter(o, "blk0-q1", "requests"), 0);
+	ck_assert_uint_eq(counter(o, "blk0-q1", "bytes"), 5ULL << 40);
+	ck_assert_uint_eq(counter(o, "blk0-q1", "errors"), 0);
+	json_object_put(o);
+	free(out);
+
+	/* No disks: an empty object, not an error. */
+	fake.no_disks = true;
+	ck_assert_int_eq(req("GET", "vm.counters", NULL, &out), 200);
+	ck_assert_str_eq(out, "{}");
+	free(out);
+
+	/* Once the guest stopped, the VM and its counters are gone. */
+	api__guest_stopped(&api);
+	expect_error("GET", "vm.counters", NULL, 409, "Shutdown");
 }
 END_TEST
 
@@ -343,6 +416,7 @@ static Suite *api_suite(void)
 	tcase_add_test(tc, test_wrong_state);
 	tcase_add_test(tc, test_boot_failure);
 	tcase_add_test(tc, test_guest_stop_and_delete);
+	tcase_add_test(tc, test_counters);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("options");
 	tcase_add_test(tc, test_options);

@@ -22,8 +22,9 @@ void api__print_version(FILE *out, const char *argv0);
 
 /*
  * Serves the API until vmm.shutdown or a signal on @sfd (the signalfd
- * main.c made); runs the VM that vm.create / vm.boot describe.  Returns
- * the VMM's exit status.
+ * main.c made) other than SIGUSR1, which prints the disks' counters;
+ * runs the VM that vm.create / vm.boot describe.  Returns the VMM's exit
+ * status.
  */
 int api__serve(const struct vm_options *opts, int sfd);
 

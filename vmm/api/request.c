@@ -462,6 +462,29 @@ static void vm_info(struct api *api, struct api_response *r)
 	respond_json(r, 200, o);
 }
 
+/* Files one counter under its device's object, made on first sight. */
+static void add_counter(void *ctx, const char *dev, const char *name,
+			uint64_t value)
+{
+	json_object *root = ctx, *d;
+
+	if (!json_object_object_get_ex(root, dev, &d)) {
+		d = json_object_new_object();
+		json_object_object_add(root, dev, d);
+	}
+	json_object_object_add(d, name, json_object_new_uint64(value));
+}
+
+/* Cloud Hypervisor's shape: {device id: {counter name: value}}. */
+static void vm_counters(struct api *api, struct api_response *r)
+{
+	json_object *o = json_object_new_object();
+
+	if (api->ops->counters)
+		api->ops->counters(api->opaque, add_counter, o);
+	respond_json(r, 200, o);
+}
+
 static void vmm_ping(struct api_response *r)
 {
 	json_object *o = json_object_new_object();
@@ -486,6 +509,7 @@ enum endpoint {
 	EP_VM_RESUME,
 	EP_VM_DELETE,
 	EP_VM_INFO,
+	EP_VM_COUNTERS,
 	EP_VMM_PING,
 	EP_VMM_SHUTDOWN,
 };
@@ -502,6 +526,7 @@ static const struct {
 	[EP_VM_RESUME]		= { "vm.resume", "PUT" },
 	[EP_VM_DELETE]		= { "vm.delete", "PUT" },
 	[EP_VM_INFO]		= { "vm.info", "GET" },
+	[EP_VM_COUNTERS]	= { "vm.counters", "GET" },
 	[EP_VMM_PING]		= { "vmm.ping", "GET" },
 	[EP_VMM_SHUTDOWN]	= { "vmm.shutdown", "PUT" },
 };
@@ -604,6 +629,11 @@ static void dispatch(struct api *api, enum endpoint ep, const char *body,
 		if (api->state == API_VM_NONE)
 			return wrong_state(api, "vm.info", r);
 		return vm_info(api, r);
+	case EP_VM_COUNTERS:
+		/* As Cloud Hypervisor: counters exist only for a booted VM. */
+		if (!running(api))
+			return wrong_state(api, "vm.counters", r);
+		return vm_counters(api, r);
 	case EP_VMM_PING:
 		return vmm_ping(r);
 	case EP_VMM_SHUTDOWN:

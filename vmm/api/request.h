@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
+
 #define API_PREFIX		"/api/v1/"
 #define API_BODY_MAX		(64U << 10)
 #define API_DISKS_MAX		8
@@ -75,6 +77,8 @@ struct api_backend_ops {
 	int (*resume)(void *opaque);
 	/* The console PTY's path, or NULL. */
 	const char *(*pty_path)(void *opaque);
+	/* vm.counters: @fn once per counter of the booted VM.  NULL: none. */
+	void (*counters)(void *opaque, counter_fn fn, void *ctx);
 	/* vmm.shutdown: the process ends once the response is sent. */
 	void (*vmm_shutdown)(void *opaque);
 };

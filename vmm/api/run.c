@@ -216,12 +216,21 @@ static int backend_resume(void *opaque)
 	return v->vm_live ? vm__resume(&v->vm) : -ESRCH;
 }
 
+static void backend_counters(void *opaque, counter_fn fn, void *ctx)
+{
+	struct vmm *v = opaque;
+
+	if (v->vm_live)
+		vm__counters(&v->vm, fn, ctx);
+}
+
 static const struct api_backend_ops backend_ops = {
 	.boot = backend_boot,
 	.stop = backend_stop,
 	.pause = backend_pause,
 	.resume = backend_resume,
 	.pty_path = backend_pty_path,
+	.counters = backend_counters,
 	.vmm_shutdown = backend_vmm_shutdown,
 };
 
@@ -352,6 +361,12 @@ static void serve(struct vmm *v)
 		}
 		if (fds[0].revents & POLLIN &&
 		    read(v->sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGUSR1) {
+				/* The counters, as at exit; no VM, no lines. */
+				if (v->vm_live)
+					vm__print_disk_stats(&v->vm, stderr);
+				continue;
+			}
 			fprintf(stderr, "gpin-vmm: stopped by %s\n",
 				strsignal(si.ssi_signo));
 			v->status = 128 + si.ssi_signo;
