@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "counters.h"
+
 enum blk_io_op {
 	BLK_IO_READ,
 	BLK_IO_WRITE,
@@ -78,6 +80,11 @@ struct blk_backend_ops {
 	int (*watch)(struct blk_backend *be, unsigned int q, int efd);
 	/* Stops the threads; nothing may be in flight any more. */
 	void (*stop)(struct blk_backend *be);
+	/*
+	 * Optional: the backend's own counters, for vm.counters and SIGUSR1
+	 * (the gpin backends: the module's, since this disk started).
+	 */
+	void (*counters)(struct blk_backend *be, counter_fn fn, void *opaque);
 };
 
 struct blk_backend {

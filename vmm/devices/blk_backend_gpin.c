@@ -225,6 +225,30 @@ static void *queue_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The module's counters for this backend's mode since start, as "blkN-gpin"
+ * counters (module-wide: other users of the mode count too).  Pin
+ * fallbacks are the fast path's lockless walk giving up; 0 is the goal.
+ */
+static void gpin_counters(struct blk_backend *be, counter_fn fn, void *opaque)
+{
+	struct gpin_backend *gb = gpin_be(be);
+	const struct gpin_mode_stats *a, *b;
+	struct gpin_stats st = { 0 };
+	char dev[32];
+
+	if (!gb || !gb->st0_ok || !gb->nq || gpin_stats(gb->q[0].g, &st))
+		return;
+	a = &gb->st0.mode[gb->mode];
+	b = &st.mode[gb->mode];
+	snprintf(dev, sizeof(dev), "blk%u-gpin", be->p.disk_index);
+	fn(opaque, dev, "dio_requests", b->dio_requests - a->dio_requests);
+	fn(opaque, dev, "pin_calls", b->calls - a->calls);
+	fn(opaque, dev, "pin_fallbacks", b->fallbacks - a->fallbacks);
+	fn(opaque, dev, "mmap_lock_wait_us",
+	   (b->lock_wait_ns - a->lock_wait_ns) / 1000);
+}
+
 /* The module's counters for this backend's mode since start, on stderr. */
 static void print_module_stats(struct blk_backend *be)
 {
@@ -369,6 +393,7 @@ const struct blk_backend_ops blk_backend_gpin_fast_ops = {
 	.kick = gpin_kick,
 	.watch = gpin_watch,
 	.stop = gpin_stop,
+	.counters = gpin_counters,
 };
 
 const struct blk_backend_ops blk_backend_gpin_locked_ops = {
@@ -378,4 +403,5 @@ const struct blk_backend_ops blk_backend_gpin_locked_ops = {
 	.kick = gpin_kick,
 	.watch = gpin_watch,
 	.stop = gpin_stop,
+	.counters = gpin_counters,
 };

@@ -509,6 +509,35 @@ void virtio_blk__stats(const struct virtio_blk *blk, unsigned int qi,
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* The backend's counters on one line: "gpin-vmm: blk0-gpin: name N, ..." */
+struct counter_line {
+	FILE *out;
+	bool started;
+};
+
+static void print_counter(void *opaque, const char *dev, const char *name,
+			  uint64_t value)
+{
+	struct counter_line *l = opaque;
+
+	if (!l->started)
+		fprintf(l->out, "gpin-vmm: %s:", dev);
+	fprintf(l->out, "%s %s %llu", l->started ? "," : "", name,
+		(unsigned long long)value);
+	l->started = true;
+}
+
+static void print_backend_counters(const struct virtio_blk *blk, FILE *out)
+{
+	struct counter_line l = { .out = out };
+
+	if (!blk->be->ops->counters)
+		return;
+	blk->be->ops->counters(blk->be, print_counter, &l);
+	if (l.started)
+		fputc('\n', out);
+}
+
 void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out)
 {
 	unsigned int i;
@@ -523,6 +552,7 @@ void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out)
 			(unsigned long long)st.bytes,
 			(unsigned long long)st.errors);
 	}
+	print_backend_counters(blk, out);
 }
 
 void virtio_blk__counters(const struct virtio_blk *blk, counter_fn fn,
@@ -541,4 +571,6 @@ void virtio_blk__counters(const struct virtio_blk *blk, counter_fn fn,
 		fn(opaque, dev, "bytes", st.bytes);
 		fn(opaque, dev, "errors", st.errors);
 	}
+	if (blk->be->ops->counters)
+		blk->be->ops->counters(blk->be, fn, opaque);
 }
