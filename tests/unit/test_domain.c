@@ -73,7 +73,7 @@ static const char full_xml[] =
 "cache='none' io='io_uring' queues='4'/><source file='/img/a'/>"
 "<target dev='vda' bus='virtio'/><readonly/></disk>\n"
 "    <disk type='block' device='disk'><driver name='qemu' type='raw' "
-"cache='none' io='threads'/><source dev='/dev/null'/>"
+"cache='none' io='threads' event_idx='off'/><source dev='/dev/null'/>"
 "<target dev='vdb' bus='virtio'/></disk>\n"
 "    <serial type='pty'><target port='0'/></serial>\n"
 "    <console type='pty'><target type='serial' port='0'/></console>\n"
@@ -102,6 +102,8 @@ START_TEST(test_full)
 	ck_assert_uint_eq(d.disks[0].queues, 4);
 	ck_assert_int_eq(d.disks[0].pin, DOMAIN_PIN_KERNEL);
 	ck_assert_int_eq(d.disks[0].service, DOMAIN_SERVICE_VCPU);
+	ck_assert(!d.disks[0].no_event_idx);
+	ck_assert(d.disks[1].no_event_idx);
 	ck_assert_int_eq(d.disks[1].type, DOMAIN_DISK_BLOCK);
 	ck_assert_str_eq(d.disks[1].path, "/dev/null");
 	ck_assert(!d.disks[1].readonly);
@@ -333,6 +335,8 @@ START_TEST(test_apply)
 	ck_assert(o.disks[0].ro);
 	ck_assert_uint_eq(o.disks[0].queues, 4);
 	ck_assert_int_eq(o.disks[1].io, DISK_IO_IOTHREAD);
+	ck_assert(!o.disks[0].no_event_idx);
+	ck_assert(o.disks[1].no_event_idx);
 	domain__free(&d);
 }
 END_TEST

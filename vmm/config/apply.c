@@ -21,6 +21,8 @@ static int apply_disk(const struct domain_disk *disk, struct disk_options *out,
 	if (disk->queues && n > 0 && (size_t)n < sizeof(spec))
 		n += snprintf(spec + n, sizeof(spec) - n, ",queues=%u",
 			      disk->queues);
+	if (disk->no_event_idx && n > 0 && (size_t)n < sizeof(spec))
+		n += snprintf(spec + n, sizeof(spec) - n, ",event_idx=off");
 	if (n < 0 || (size_t)n >= sizeof(spec))
 		return snprintf(err, errlen, "disk '%s': path too long",
 				disk->target), -1;
@@ -81,13 +83,14 @@ void config__print(FILE *out, const struct vm_options *opts,
 			const struct domain_disk *k = &d->disks[i];
 
 			fprintf(out, "disk %s: %s %s%s, io=%s, queues=%s%.0u, "
-				"pin=%s, service=%s\n", k->target,
+				"pin=%s, service=%s%s\n", k->target,
 				k->type == DOMAIN_DISK_BLOCK ? "block" : "file",
 				k->path, k->readonly ? " (read-only)" : "",
 				domain__aio_name(k->aio),
 				k->queues ? "" : "one per vCPU", k->queues,
 				domain__pin_name(k->pin),
-				domain__service_name(k->service));
+				domain__service_name(k->service),
+				k->no_event_idx ? ", event_idx=off" : "");
 		}
 	}
 }

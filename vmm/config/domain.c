@@ -392,10 +392,10 @@ static int parse_driver(struct parse_ctx *c, const xmlNode *n,
 			struct domain_disk *disk)
 {
 	static const char *const attrs[] = { "name", "type", "cache", "io",
-					     "queues", NULL };
+					     "queues", "event_idx", NULL };
 	char *name = attr(n, "name"), *type = attr(n, "type");
 	char *cache = attr(n, "cache"), *io = attr(n, "io");
-	char *queues = attr(n, "queues");
+	char *queues = attr(n, "queues"), *event_idx = attr(n, "event_idx");
 	uint64_t q;
 	int ret = check_attrs(c, n, attrs);
 
@@ -425,11 +425,15 @@ static int parse_driver(struct parse_ctx *c, const xmlNode *n,
 		else
 			disk->queues = q;
 	}
+	/* the schema allows on|off only */
+	if (!ret && event_idx)
+		disk->no_event_idx = !strcmp(event_idx, "off");
 	xmlFree(name);
 	xmlFree(type);
 	xmlFree(cache);
 	xmlFree(io);
 	xmlFree(queues);
+	xmlFree(event_idx);
 	return ret ?: no_children(c, n);
 }
 

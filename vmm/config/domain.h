@@ -71,6 +71,7 @@ struct domain_disk {
 	bool readonly;
 	enum domain_disk_aio aio;
 	unsigned int queues;	/* 0: the VMM's default (one per vCPU) */
+	bool no_event_idx;	/* <driver event_idx='off'> */
 	enum domain_disk_pin pin;
 	enum domain_disk_service service;
 };
