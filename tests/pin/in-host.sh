@@ -42,8 +42,21 @@ if [ -n "${RIG_MODDIR:-}" ] &&
 	echo "# asynchronous DIO on /dev/nullb0 (timer completions)"
 fi
 
+# A device-mapper `error` target: every request fails with EIO.
+errdm=gpin-pin-err
+if [ -n "${RIG_MODDIR:-}" ] && command -v dmsetup >/dev/null &&
+   modprobe -d "$RIG_MODDIR" dm-mod 2>/dev/null &&
+   DM_DISABLE_UDEV=1 dmsetup create "$errdm" --noudevsync \
+	--table "0 8192 error" 2>/dev/null &&
+   [ -b "/dev/mapper/$errdm" ]; then
+	export GPIN_TEST_ERRDEV=/dev/mapper/$errdm
+	echo "# device errors on /dev/mapper/$errdm (dm error target)"
+fi
+
 "$bin"
 rc=$?
+[ -n "${GPIN_TEST_ERRDEV:-}" ] &&
+	DM_DISABLE_UDEV=1 dmsetup remove --noudevsync "$errdm" 2>/dev/null
 umount "$fsdir" 2>/dev/null
 rmmod null_blk brd 2>/dev/null
 [ "$rc" = 77 ] && exit 77

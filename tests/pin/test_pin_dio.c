@@ -609,6 +609,201 @@ START_TEST(test_dio_close_inflight)
 }
 END_TEST
 
+/* ---- buffers that go away while their I/O is in flight -------------------- */
+
+#define GONE_REQS	64
+#define GONE_BYTES	(4 * PAGE)
+
+/* Submit GONE_REQS requests of @op, one per GONE_BYTES of @buf. */
+static void submit_gone(int fd, enum gpin_dio_op op, char *buf)
+{
+	static struct iovec iov[GONE_REQS];
+	static struct gpin_dio reqs[GONE_REQS];
+	int i, n, done = 0;
+
+	for (i = 0; i < GONE_REQS; i++) {
+		iov[i] = (struct iovec){ buf + i * GONE_BYTES, GONE_BYTES };
+		gpin_dio_prep(&reqs[i], fd, op, (uint64_t)i * GONE_BYTES,
+			      &iov[i], 1, i % GPIN_MODE_COUNT, i);
+	}
+	while (done < GONE_REQS) {
+		n = gpin_dio_submit(g, reqs + done, GONE_REQS - done);
+		ck_assert_msg(n > 0, "submit: %s", strerror(errno));
+		done += n;
+	}
+}
+
+/* Reap GONE_REQS events; each must have moved GONE_BYTES. */
+static void reap_gone(void)
+{
+	struct gpin_dio_event ev[GONE_REQS];
+	int i, n, done = 0, tries = 0;
+
+	while (done < GONE_REQS) {
+		n = gpin_dio_reap(g, ev, GONE_REQS, NULL);
+		ck_assert_int_ge(n, 0);
+		if (!n) {
+			ck_assert_msg(++tries < 20000, "only %d events", done);
+			usleep(1000);
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			ck_assert_int_eq(ev[i].result, GONE_BYTES);
+		done += n;
+	}
+}
+
+/*
+ * munmap() of a buffer with I/O in flight (null_blk completes from a
+ * timer, so the I/O is still running): the pinned pages outlive the
+ * mapping.  A write sends what the buffer held at submission even though
+ * the same addresses now map other contents; a read completes into pages
+ * nobody maps any more; and the last reference frees them either way.
+ */
+START_TEST(test_dio_munmap_inflight)
+{
+	size_t len = GONE_REQS * GONE_BYTES;
+	char *buf = map_anon(len, PROT_READ | PROT_WRITE);
+	char *want = malloc(len), *back;
+	struct gpin_stats st;
+	int fd, dfd;
+
+	fd = open_target(T_NULLB, 0);
+	if (fd < 0)
+		return;
+	dfd = open_target(T_NULLB, O_DIRECT);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_int_eq(posix_memalign((void **)&back, PAGE, len), 0);
+	fill(want, len, 4242);
+	memcpy(buf, want, len);
+
+	submit_gone(fd, GPIN_DIO_WRITE, buf);
+	ck_assert_int_eq(munmap(buf, len), 0);
+	ck_assert_ptr_eq(mmap(buf, len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+			 buf);
+	memset(buf, 0xee, len);
+	reap_gone();
+	ck_assert_int_eq(pread(dfd, back, len, 0), (ssize_t)len);
+	ck_assert_msg(!memcmp(back, want, len),
+		      "the device got the new mapping's bytes");
+
+	submit_gone(fd, GPIN_DIO_READ, buf);
+	ck_assert_int_eq(munmap(buf, len), 0);
+	reap_gone();
+	stats(&st);
+	ck_assert_uint_eq(st.live_pages, 0);
+	free(back);
+	free(want);
+	close(dfd);
+	close(fd);
+}
+END_TEST
+
+/*
+ * fork() with writes in flight, then both processes write to the buffer
+ * (each write breaks copy-on-write in its process): the pinned pages are
+ * the ones of submission time, so the device gets the submitted bytes.
+ */
+START_TEST(test_dio_fork_inflight)
+{
+	size_t len = GONE_REQS * GONE_BYTES;
+	char *buf = map_anon(len, PROT_READ | PROT_WRITE);
+	char *want = malloc(len), *back;
+	struct gpin_stats st;
+	int fd, dfd, status;
+	pid_t pid;
+
+	fd = open_target(T_NULLB, 0);
+	if (fd < 0)
+		return;
+	dfd = open_target(T_NULLB, O_DIRECT);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_int_eq(posix_memalign((void **)&back, PAGE, len), 0);
+	fill(want, len, 777);
+	memcpy(buf, want, len);
+
+	submit_gone(fd, GPIN_DIO_WRITE, buf);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		memset(buf, 0xcc, len);
+		_exit(0);
+	}
+	memset(buf, 0xdd, len);
+	reap_gone();
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(pread(dfd, back, len, 0), (ssize_t)len);
+	ck_assert_msg(!memcmp(back, want, len),
+		      "the device got bytes written after submission");
+	stats(&st);
+	ck_assert_uint_eq(st.live_pages, 0);
+	free(back);
+	free(want);
+	close(dfd);
+	close(fd);
+	munmap(buf, len);
+}
+END_TEST
+
+/* ---- a device that fails every request ----------------------------------- */
+
+/*
+ * GPIN_TEST_ERRDEV: a device-mapper `error` target.  Every mode, sync and
+ * async, read and write: -EIO back and nothing left pinned.
+ */
+START_TEST(test_dio_device_error)
+{
+	const char *dev = getenv("GPIN_TEST_ERRDEV");
+	char *buf = map_anon(16 * PAGE, PROT_READ | PROT_WRITE);
+	struct iovec iov = { buf, 4 * PAGE };
+	struct gpin_dio reqs[4];
+	struct gpin_dio_event ev[4];
+	struct gpin_stats st;
+	int fd, m, i, n, done = 0, tries = 0;
+
+	if (!dev) {
+		fprintf(stderr, "# SKIP device errors: no dm error target\n");
+		return;
+	}
+	fd = open(dev, O_RDWR);
+	ck_assert_msg(fd >= 0, "%s: %s", dev, strerror(errno));
+	touch(buf, 16 * PAGE, 3);
+	for (m = 0; m < GPIN_MODE_COUNT; m++) {
+		errno = 0;
+		ck_assert_int_eq(gpin_dio(g, fd, GPIN_DIO_READ, 0, &iov, 1, m),
+				 -1);
+		ck_assert_int_eq(errno, EIO);
+		errno = 0;
+		ck_assert_int_eq(gpin_dio(g, fd, GPIN_DIO_WRITE, 0, &iov, 1,
+					  m), -1);
+		ck_assert_int_eq(errno, EIO);
+	}
+	for (i = 0; i < 4; i++)
+		gpin_dio_prep(&reqs[i], fd, i & 1 ? GPIN_DIO_WRITE :
+			      GPIN_DIO_READ, (uint64_t)i * 4 * PAGE, &iov, 1,
+			      i % GPIN_MODE_COUNT, i);
+	ck_assert_int_eq(gpin_dio_submit(g, reqs, 4), 4);
+	while (done < 4) {
+		n = gpin_dio_reap(g, ev, 4, NULL);
+		ck_assert_int_ge(n, 0);
+		if (!n) {
+			ck_assert_msg(++tries < 20000, "only %d events", done);
+			usleep(1000);
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			ck_assert_int_eq(ev[i].result, -EIO);
+		done += n;
+	}
+	stats(&st);
+	ck_assert_uint_eq(st.live_pages, 0);
+	close(fd);
+	munmap(buf, 16 * PAGE);
+}
+END_TEST
+
 void dio_add_tcases(Suite *s)
 {
 	TCase *tc;
@@ -621,6 +816,9 @@ void dio_add_tcases(Suite *s)
 	tcase_add_loop_test(tc, test_dio_short, 0, T_COUNT);
 	tcase_add_loop_test(tc, test_dio_async, 0, T_COUNT);
 	tcase_add_test(tc, test_dio_close_inflight);
+	tcase_add_test(tc, test_dio_munmap_inflight);
+	tcase_add_test(tc, test_dio_fork_inflight);
+	tcase_add_test(tc, test_dio_device_error);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("dio_bad_input");
