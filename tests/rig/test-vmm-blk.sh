@@ -135,6 +135,10 @@ case_verify() {
 	reqs=$(sed 's/.*: \([0-9]*\) DIO requests.*/\1/' <<<"$line")
 	fb=$(sed 's/.* \([0-9]*\) fallbacks.*/\1/' <<<"$line")
 	echo "# module: $reqs $pin-mode DIO requests, $fb fallbacks"
+	# the same counters through the running VM's interface (vm.counters,
+	# SIGUSR1), printed once more at exit
+	has "$log" "^gpin-vmm: blk0-gpin: dio_requests [1-9][0-9]*, .*pin_fallbacks $fb," ||
+		{ echo "# no blk0-gpin counter line"; return 1; }
 	((reqs > 1000)) || { echo "# too few $pin-mode DIO requests"; return 1; }
 	if [[ $pin == fast ]] && ((fb != 0)); then
 		echo "# the fast walk fell back to the locked path"
