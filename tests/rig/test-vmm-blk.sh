@@ -47,17 +47,30 @@ readonly NULLB_GB=1
 
 # One boot.  Args: name want-status log disk-option guest-script.
 boot() {
-	local name=$1 want=$2 log=$3 disk=$4 script=$5 rc t0 t1
-	t0=$(date +%s.%N)
-	rc=0
-	timeout "$GUEST_TIMEOUT" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
-		--cpus 2 --mem 512M --disk "$disk" \
-		--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" \
-		</dev/null >"$log" 2>&1 || rc=$?
-	t1=$(date +%s.%N)
-	printf '# %s: status %d (want %d), %.1f s\n' "$name" "$rc" "$want" \
-		"$(echo "$t1 - $t0" | bc)"
-	grep -a '^gpin-vmm: blk\|^GUEST' "$log" | tr -d '\r' | sed 's/^/#   /' || true
+	local name=$1 want=$2 log=$3 disk=$4 script=$5 rc t0 t1 try
+	for try in 1 2; do
+		t0=$(date +%s.%N)
+		rc=0
+		timeout "$GUEST_TIMEOUT" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
+			--cpus 2 --mem 512M --disk "$disk" \
+			--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" \
+			</dev/null >"$log" 2>&1 || rc=$?
+		t1=$(date +%s.%N)
+		printf '# %s: status %d (want %d), %.1f s\n' "$name" "$rc" "$want" \
+			"$(echo "$t1 - $t0" | bc)"
+		grep -a '^gpin-vmm: blk\|^GUEST' "$log" | tr -d '\r' | sed 's/^/#   /' || true
+		# A reset ends the VMM with 0 too: a guest that triple-faulted
+		# did not do its work.  Guests die so under load now and then,
+		# an open problem (docs/RIG.md): once is run again, twice fails.
+		has "$log" '^gpin-vmm: guest triple fault' || break
+		echo "# $name: the guest triple-faulted (open problem, docs/RIG.md)"
+		if ((try == 2)); then
+			tail -n 20 "$log" | tr -d '\r' | sed 's/^/#   /'
+			return 1
+		fi
+		mv "$log" "$log.died"
+		echo "# $name: running it once more (first log: $log.died)"
+	done
 	if ((rc != want)); then
 		echo "# last lines of $log:"
 		tail -n 20 "$log" | tr -d '\r' | sed 's/^/#   /'
