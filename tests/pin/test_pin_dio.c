@@ -633,14 +633,15 @@ static void submit_gone(int fd, enum gpin_dio_op op, char *buf)
 	}
 }
 
-/* Reap GONE_REQS events; each must have moved GONE_BYTES. */
-static void reap_gone(void)
+/* Reap @nr events, polling; each must have the result @want. */
+static void reap_expect(int nr, long long want)
 {
 	struct gpin_dio_event ev[GONE_REQS];
 	int i, n, done = 0, tries = 0;
 
-	while (done < GONE_REQS) {
-		n = gpin_dio_reap(g, ev, GONE_REQS, NULL);
+	ck_assert_int_le(nr, GONE_REQS);
+	while (done < nr) {
+		n = gpin_dio_reap(g, ev, nr - done, NULL);
 		ck_assert_int_ge(n, 0);
 		if (!n) {
 			ck_assert_msg(++tries < 20000, "only %d events", done);
@@ -648,7 +649,7 @@ static void reap_gone(void)
 			continue;
 		}
 		for (i = 0; i < n; i++)
-			ck_assert_int_eq(ev[i].result, GONE_BYTES);
+			ck_assert_int_eq(ev[i].result, want);
 		done += n;
 	}
 }
@@ -683,14 +684,14 @@ START_TEST(test_dio_munmap_inflight)
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
 			 buf);
 	memset(buf, 0xee, len);
-	reap_gone();
+	reap_expect(GONE_REQS, GONE_BYTES);
 	ck_assert_int_eq(pread(dfd, back, len, 0), (ssize_t)len);
 	ck_assert_msg(!memcmp(back, want, len),
 		      "the device got the new mapping's bytes");
 
 	submit_gone(fd, GPIN_DIO_READ, buf);
 	ck_assert_int_eq(munmap(buf, len), 0);
-	reap_gone();
+	reap_expect(GONE_REQS, GONE_BYTES);
 	stats(&st);
 	ck_assert_uint_eq(st.live_pages, 0);
 	free(back);
@@ -731,7 +732,7 @@ START_TEST(test_dio_fork_inflight)
 		_exit(0);
 	}
 	memset(buf, 0xdd, len);
-	reap_gone();
+	reap_expect(GONE_REQS, GONE_BYTES);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ck_assert_int_eq(pread(dfd, back, len, 0), (ssize_t)len);
@@ -759,9 +760,8 @@ START_TEST(test_dio_device_error)
 	char *buf = map_anon(16 * PAGE, PROT_READ | PROT_WRITE);
 	struct iovec iov = { buf, 4 * PAGE };
 	struct gpin_dio reqs[4];
-	struct gpin_dio_event ev[4];
 	struct gpin_stats st;
-	int fd, m, i, n, done = 0, tries = 0;
+	int fd, m, i;
 
 	if (!dev) {
 		fprintf(stderr, "# SKIP device errors: no dm error target\n");
@@ -785,18 +785,7 @@ START_TEST(test_dio_device_error)
 			      GPIN_DIO_READ, (uint64_t)i * 4 * PAGE, &iov, 1,
 			      i % GPIN_MODE_COUNT, i);
 	ck_assert_int_eq(gpin_dio_submit(g, reqs, 4), 4);
-	while (done < 4) {
-		n = gpin_dio_reap(g, ev, 4, NULL);
-		ck_assert_int_ge(n, 0);
-		if (!n) {
-			ck_assert_msg(++tries < 20000, "only %d events", done);
-			usleep(1000);
-			continue;
-		}
-		for (i = 0; i < n; i++)
-			ck_assert_int_eq(ev[i].result, -EIO);
-		done += n;
-	}
+	reap_expect(4, -EIO);
 	stats(&st);
 	ck_assert_uint_eq(st.live_pages, 0);
 	close(fd);
