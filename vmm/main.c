@@ -111,24 +111,6 @@ static int setup_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/*
- * SIGUSR1: the lines the VMM prints at exit, now.  Through a buffer, so
- * they reach a raw terminal with their carriage returns.
- */
-static void print_counters(const struct vm *vm)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-
-	if (!mem)
-		return;
-	vm__print_disk_stats(vm, mem);
-	if (!fclose(mem))
-		console__write_lines(stderr, text, len);
-	free(text);
-}
-
 static void handle_signal(struct vm *vm, int sfd)
 {
 	struct signalfd_siginfo si;
@@ -136,7 +118,7 @@ static void handle_signal(struct vm *vm, int sfd)
 	if (read(sfd, &si, sizeof(si)) != sizeof(si))
 		return;
 	if (si.ssi_signo == SIGUSR1)
-		print_counters(vm);
+		vm__print_state(vm);
 	else
 		vm__request_stop(vm, VM_STOP_SIGNAL, si.ssi_signo);
 }

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "console.h"
 #include "vcpu.h"
 #include "vm.h"
 
@@ -123,6 +124,73 @@ int vcpu__handle_exit(struct vm *vm, struct kvm_run *run)
 	return -1;
 }
 
+void vcpu__print_state(struct vcpu *vcpu, FILE *out)
+{
+	bool in_run = __atomic_load_n(&vcpu->in_run, __ATOMIC_RELAXED);
+
+	fprintf(out, "gpin-vmm: vcpu%u: %llu exits, %s (last exit %u)\n",
+		vcpu->id,
+		(unsigned long long)__atomic_load_n(&vcpu->exits,
+						    __ATOMIC_RELAXED),
+		in_run ? "in the guest" : "in the VMM",
+		__atomic_load_n(&vcpu->last_exit, __ATOMIC_RELAXED));
+}
+
+void vcpu__request_regs(struct vcpu *vcpu)
+{
+	__atomic_store_n(&vcpu->want_regs, true, __ATOMIC_RELEASE);
+	vcpu__kick(vcpu);
+}
+
+/*
+ * Called by the vCPU thread itself: KVM_GET_* waits for KVM_RUN to return,
+ * so only the thread that left it can read its state without blocking.
+ */
+static void print_regs(struct vcpu *vcpu)
+{
+	struct kvm_vcpu_events ev = { 0 };
+	struct kvm_mp_state mp = { 0 };
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	char buf[256];
+	int n;
+
+	if (ioctl(vcpu->fd, KVM_GET_REGS, &regs) ||
+	    ioctl(vcpu->fd, KVM_GET_SREGS, &sregs))
+		return;
+	ioctl(vcpu->fd, KVM_GET_VCPU_EVENTS, &ev);
+	ioctl(vcpu->fd, KVM_GET_MP_STATE, &mp);
+	n = snprintf(buf, sizeof(buf),
+		     "gpin-vmm: vcpu%u: rip %#llx rsp %#llx rflags %#llx cr3 %#llx mp_state %u irq %s%s nmi %s\n",
+		     vcpu->id, (unsigned long long)regs.rip,
+		     (unsigned long long)regs.rsp,
+		     (unsigned long long)regs.rflags,
+		     (unsigned long long)sregs.cr3, mp.mp_state,
+		     ev.interrupt.injected ? "injected" : "none",
+		     ev.interrupt.shadow ? " (shadow)" : "",
+		     ev.nmi.pending ? "pending" :
+		     ev.nmi.injected ? "injected" : "none");
+	if (n > 0)
+		console__write_lines(stderr, buf, (size_t)n < sizeof(buf) ?
+				     (size_t)n : sizeof(buf) - 1);
+}
+
+static int run_once(struct vcpu *vcpu)
+{
+	int ret;
+
+	__atomic_store_n(&vcpu->in_run, true, __ATOMIC_RELAXED);
+	ret = ioctl(vcpu->fd, KVM_RUN, 0);
+	__atomic_store_n(&vcpu->in_run, false, __ATOMIC_RELAXED);
+	if (ret == 0) {
+		__atomic_store_n(&vcpu->last_exit, vcpu->run->exit_reason,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&vcpu->exits, vcpu->exits + 1,
+				 __ATOMIC_RELAXED);
+	}
+	return ret;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
@@ -137,10 +205,13 @@ static void *vcpu_thread(void *arg)
 	for (;;) {
 		if (__atomic_load_n(&vm->paused, __ATOMIC_ACQUIRE))
 			vm__park_if_paused(vm, vcpu->run);
-		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
+		if (run_once(vcpu) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				if (vm__stopping(vm))
 					break;
+				if (__atomic_exchange_n(&vcpu->want_regs, false,
+							__ATOMIC_ACQ_REL))
+					print_regs(vcpu);
 				/* A pause kick, or a pause already over. */
 				vm__park_if_paused(vm, vcpu->run);
 				continue;

@@ -5,6 +5,8 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include <linux/kvm.h>
 
@@ -17,6 +19,15 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	bool running;
+
+	/*
+	 * Where the thread is, for SIGUSR1 (vcpu__print_state): written by
+	 * the vCPU thread alone, read racily by the main thread.
+	 */
+	uint64_t exits;
+	uint32_t last_exit;	/* KVM_EXIT_* of the latest exit */
+	bool in_run;		/* inside KVM_RUN */
+	bool want_regs;		/* main thread asks for a register dump */
 };
 
 /*
@@ -33,6 +44,14 @@ int vcpu__start(struct vcpu *vcpu);
 /* Makes the vCPU leave KVM_RUN now, or not enter it again. */
 void vcpu__kick(struct vcpu *vcpu);
 void vcpu__join(struct vcpu *vcpu);
+/*
+ * Whether the vCPU is in the guest or in the VMM and how many exits it
+ * took; then its registers, which its own thread prints once kicked by
+ * vcpu__request_regs().  What a user needs to tell a stuck guest from a
+ * stuck VMM.
+ */
+void vcpu__print_state(struct vcpu *vcpu, FILE *out);
+void vcpu__request_regs(struct vcpu *vcpu);
 
 /*
  * Serves one exit described by @run.  Returns 0 to re-enter the guest, or

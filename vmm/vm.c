@@ -16,6 +16,7 @@
 #include "arch/x86/boot.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/layout.h"
+#include "console.h"
 #include "devices/acpi_pm.h"
 #include "devices/pvpanic.h"
 #include "devices/virtio_blk.h"
@@ -734,6 +735,26 @@ void vm__print_disk_stats(const struct vm *vm, FILE *out)
 
 	for (i = 0; i < vm->ndisks; i++)
 		virtio_blk__print_stats(vm->disks[i], out);
+}
+
+void vm__print_state(const struct vm *vm)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	unsigned int i;
+
+	/* Through a buffer, to reach a raw terminal with carriage returns. */
+	if (!mem)
+		return;
+	vm__print_disk_stats(vm, mem);
+	for (i = 0; i < vm->ncpus && vm->vcpus; i++)
+		vcpu__print_state(vm->vcpus[i], mem);
+	if (!fclose(mem))
+		console__write_lines(stderr, text, len);
+	free(text);
+	for (i = 0; i < vm->ncpus && vm->vcpus; i++)
+		vcpu__request_regs(vm->vcpus[i]);
 }
 
 void vm__counters(const struct vm *vm, counter_fn fn, void *opaque)

@@ -95,6 +95,11 @@ int vm__create(struct vm *vm, const struct vm_options *opts,
 int vm__load(struct vm *vm, const struct vm_options *opts,
 	     const struct boot_files *files, char *err, size_t errlen);
 void vm__destroy(struct vm *vm);
+/*
+ * SIGUSR1: the disks' counters as at exit, each vCPU's exits and place;
+ * the vCPU threads then print their registers.
+ */
+void vm__print_state(const struct vm *vm);
 /* Starts the vCPU threads; vm__wait_stopped() and vm__join() end them. */
 int vm__start(struct vm *vm);
 bool vm__stopping(struct vm *vm);

@@ -27,6 +27,34 @@ has() {
 	tr -d '\r' <"$1" | grep -- "$2" >/dev/null
 }
 
+# Runs a VMM command line with its output in LOG and returns its status.
+# Args: timeout-seconds log command...  A guest whose kernel reports an RCU
+# stall or a soft lockup is not waited out: the VMM is asked for its
+# vCPUs' state (SIGUSR1: in the guest or in the VMM, registers) and then
+# stopped, status 125.  At the timeout the same, status 124.
+readonly EX_STALLED=125
+run_vmm() {
+	local limit=$1 log=$2 pid t=0 rc=0
+	shift 2
+	"$@" </dev/null >"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		if ((t >= limit)) ||
+			grep -aqE 'rcu: INFO: rcu_.* detected stalls|soft lockup - CPU' "$log"; then
+			kill -USR1 "$pid" 2>/dev/null
+			sleep 3
+			kill -TERM "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			((t >= limit)) && return 124
+			return "$EX_STALLED"
+		fi
+		sleep 1
+		t=$((t + 1))
+	done
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
 n=0 failed=0
 
 # Runs case_NAME for each NAME and prints one TAP line each.

@@ -362,9 +362,9 @@ static void serve(struct vmm *v)
 		if (fds[0].revents & POLLIN &&
 		    read(v->sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGUSR1) {
-				/* The counters, as at exit; no VM, no lines. */
+				/* As at exit, and the vCPUs; no VM, no lines. */
 				if (v->vm_live)
-					vm__print_disk_stats(&v->vm, stderr);
+					vm__print_state(&v->vm);
 				continue;
 			}
 			fprintf(stderr, "gpin-vmm: stopped by %s\n",
