@@ -4,7 +4,10 @@
 # Smoke test of the rig itself: one test-host boot must show a usable
 # /dev/kvm, svm in the vCPU flags, the requested kernel release, RIG_MODDIR
 # usable by modprobe -d, a writable RIG_OUT, and must hand back the
-# command's own exit status (3 here).
+# command's own exit status (3 here).  Then a test host that goes silent
+# (COMMAND kills the heartbeat, RIG_HEARTBEAT_LIMIT=30): the rig must stop
+# it well before --timeout, name where its CPUs are (in the kernel's
+# symbols), run COMMAND once more, and end with 125.
 #
 # Usage: tests/rig/test-rig-smoke.sh [6.1|6.12|VER]   (default 6.1)
 # Exit: 0 pass, 1 fail, 77 skipped (reason printed).
@@ -14,6 +17,30 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly HERE
 readonly EX_SKIP=77
+
+silent_test_host() {
+	local kernel=$1 out rc=0 t0=$SECONDS
+	out=$(mktemp -d /tmp/rig-smoke.XXXXXX)
+	RIG_HEARTBEAT_LIMIT=30 "$HERE/rig" --kernel "$kernel" --out "$out" \
+		--timeout 600 -- bash -c '
+		pkill -f "^/bin/bash .*/\.rig/run\.sh"; sleep 590' \
+		>"$out/stdout" 2>"$out/stderr" || rc=$?
+	sed 's/^/# /' "$out/stderr"
+	if ((rc != 125)); then
+		echo "FAIL: silent test host: rig returned $rc, want 125"
+		exit 1
+	fi
+	if ((SECONDS - t0 > 400)); then
+		echo "FAIL: silent test host stopped only after $((SECONDS - t0)) s"
+		exit 1
+	fi
+	grep -q '^rig: the test host gave no heartbeat' "$out/stderr" &&
+		grep -q '^rig: test host cpu0 rip [0-9a-f]* [a-z_][a-z_0-9.]*+0x' "$out/stderr" &&
+		grep -q '^# rig: running COMMAND again' "$out/stdout" &&
+		[[ -s $out/test-host-cpus.txt ]] ||
+		{ echo "FAIL: silent test host: no heartbeat stop, CPU dump or rerun"; exit 1; }
+	rm -rf "$out"
+}
 
 main() {
 	local kernel=${1:-6.1} out rc=0
@@ -41,6 +68,7 @@ main() {
 	fi
 	[[ $(cat "$out/written-inside") == ok ]] || { echo "FAIL: RIG_OUT not written"; exit 1; }
 	rm -rf "$out"
+	silent_test_host "$kernel"
 	echo PASS
 }
 

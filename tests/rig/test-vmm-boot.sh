@@ -34,15 +34,15 @@ boot() {
 	local name=$1 want=$2 log=$3 cpus=$4 extra=$5 rc t0 t1
 	t0=$(date +%s.%N)
 	rc=0
-	timeout "$GUEST_TIMEOUT" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
-		--cpus "$cpus" --mem 512M --cmdline "console=ttyS0 $extra" \
-		</dev/null >"$log" 2>&1 || rc=$?
+	run_vmm "$GUEST_TIMEOUT" "$log" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
+		--cpus "$cpus" --mem 512M --cmdline "console=ttyS0 $extra" || rc=$?
 	t1=$(date +%s.%N)
 	printf '# %s: status %d (want %d), %.1f s\n' "$name" "$rc" "$want" \
 		"$(echo "$t1 - $t0" | bc)"
 	if ((rc != want)); then
 		echo "# last lines of $log:"
 		tail -n 15 "$log" | tr -d '\r' | sed 's/^/#   /'
+		grep -a '^gpin-vmm: vcpu' "$log" | tr -d '\r' | sed 's/^/#   /'
 		return 1
 	fi
 }
