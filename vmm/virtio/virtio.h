@@ -39,8 +39,12 @@ struct virtio_dev_ops {
 
 /* Services of the transport a device calls, from any thread. */
 struct virtio_transport_ops {
-	/* Used buffers were added: raise the interrupt (if wanted). */
-	void (*signal_used)(void *transport);
+	/*
+	 * Used buffers were added to queue @q: raise its interrupt.  The
+	 * device asks only when the driver wants one (virtq__needs_interrupt);
+	 * the queue matters to transports with a vector per queue (MSI-X).
+	 */
+	void (*signal_used)(void *transport, unsigned int q);
 	/* The guest broke the protocol: set NEEDS_RESET, tell the driver. */
 	void (*needs_reset)(void *transport);
 };
@@ -63,9 +67,10 @@ struct virtio_dev {
 	void *transport;
 };
 
-static inline void virtio_dev__signal_used(struct virtio_dev *vdev)
+static inline void virtio_dev__signal_used(struct virtio_dev *vdev,
+					   unsigned int q)
 {
-	vdev->tops->signal_used(vdev->transport);
+	vdev->tops->signal_used(vdev->transport, q);
 }
 
 static inline void virtio_dev__needs_reset(struct virtio_dev *vdev)
