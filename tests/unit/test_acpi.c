@@ -122,7 +122,7 @@ static const uint8_t *find_table(const char *sig)
 
 static void build(unsigned int ncpus)
 {
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, ncpus, NULL, 0), 0);
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, ncpus, NULL, NULL, 0), 0);
 }
 
 START_TEST(test_rsdp_valid)
@@ -382,12 +382,12 @@ START_TEST(test_rebuild_independent)
 
 	ck_assert_ptr_nonnull(other);
 	build(8);
-	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 2, NULL, 0), 0);
+	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 2, NULL, NULL, 0), 0);
 	build(8);
 	ck_assert_int_eq(memcmp(mem + ACPI_RSDP_START, other + ACPI_RSDP_START,
 				ACPI_TABLES_END - ACPI_RSDP_START) != 0, 1);
 	/* Rebuilding with the same count gives byte-identical tables. */
-	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 8, NULL, 0), 0);
+	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 8, NULL, NULL, 0), 0);
 	ck_assert_int_eq(memcmp(mem + ACPI_RSDP_START, other + ACPI_RSDP_START,
 				ACPI_TABLES_END - ACPI_RSDP_START), 0);
 	free(other);
@@ -415,7 +415,7 @@ START_TEST(test_dsdt_virtio_mmio)
 	uint32_t len, slen;
 	unsigned int nbytes;
 
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 2, v, 2), 0);
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 2, NULL, v, 2), 0);
 	d = dsdt();
 	body = d + HDR_LEN;
 	len = rd32(d + 4) - HDR_LEN;
@@ -450,7 +450,7 @@ START_TEST(test_dsdt_virtio_max)
 	for (i = 0; i < ACPI_MAX_VIRTIO; i++)
 		v[i] = (struct acpi_virtio_mmio) {
 			0xd0000000 + i * 0x1000, 0x200, i % 24 };
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 64, v,
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 64, NULL, v,
 				     ACPI_MAX_VIRTIO), 0);
 	ck_assert_ptr_nonnull(memfind(dsdt(), rd32(dsdt() + 4), "VR1F", 4));
 }
@@ -465,7 +465,7 @@ static const struct acpi_virtio_mmio bad_virtio[] = {
 
 START_TEST(test_bad_virtio)
 {
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, &bad_virtio[_i], 1),
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, NULL, &bad_virtio[_i], 1),
 			 -EINVAL);
 	ck_assert_uint_eq(mem[ACPI_RSDP_START], POISON);
 }
@@ -475,8 +475,8 @@ START_TEST(test_bad_virtio_count)
 {
 	struct acpi_virtio_mmio v[ACPI_MAX_VIRTIO + 1] = { 0 };
 
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, NULL, 1), -EINVAL);
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, v,
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, NULL, NULL, 1), -EINVAL);
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, NULL, v,
 				     ACPI_MAX_VIRTIO + 1), -EINVAL);
 }
 END_TEST
@@ -494,7 +494,7 @@ static const struct {
 
 START_TEST(test_bad_args)
 {
-	ck_assert_int_eq(acpi__build(mem, bad_args[_i].size, bad_args[_i].ncpus, NULL, 0),
+	ck_assert_int_eq(acpi__build(mem, bad_args[_i].size, bad_args[_i].ncpus, NULL, NULL, 0),
 			 -EINVAL);
 	/* Nothing written, not even the clearing of the area. */
 	ck_assert_uint_eq(mem[ACPI_RSDP_START], POISON);
@@ -504,13 +504,13 @@ END_TEST
 
 START_TEST(test_null_mem)
 {
-	ck_assert_int_eq(acpi__build(NULL, LOWMEM_SIZE, 1, NULL, 0), -EINVAL);
+	ck_assert_int_eq(acpi__build(NULL, LOWMEM_SIZE, 1, NULL, NULL, 0), -EINVAL);
 }
 END_TEST
 
 START_TEST(test_exact_size_ok)
 {
-	ck_assert_int_eq(acpi__build(mem, ACPI_TABLES_END, 64, NULL, 0), 0);
+	ck_assert_int_eq(acpi__build(mem, ACPI_TABLES_END, 64, NULL, NULL, 0), 0);
 	ck_assert_ptr_nonnull(find_rsdp());
 }
 END_TEST
