@@ -78,7 +78,6 @@ static void ack_isr(struct virtio_mmio *m, uint32_t bits)
 /* One line for the whole device: the queue makes no difference. */
 static void mmio_signal_used(void *transport, unsigned int q)
 {
-	(void)q;
 	raise_isr(transport, VIRTIO_MMIO_INT_VRING);
 }
 
