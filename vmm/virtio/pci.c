@@ -38,7 +38,7 @@ struct virtio_pci {
 	struct msix msix;
 
 	pthread_mutex_t lock;
-	uint8_t status;
+	uint32_t status;
 	uint32_t dev_features_sel;
 	uint32_t drv_features_sel;
 	uint16_t queue_sel;
@@ -218,14 +218,6 @@ static uint32_t common_read(struct virtio_pci *p, uint64_t off)
 	}
 }
 
-static void set_half(uint64_t *v, bool high, uint32_t val)
-{
-	if (high)
-		*v = (*v & 0xffffffffULL) | (uint64_t)val << 32;
-	else
-		*v = (*v & ~0xffffffffULL) | val;
-}
-
 /* queue_enable = 1: the one check of a queue's configuration. */
 static void queue_enable(struct virtio_pci *p)
 {
@@ -243,57 +235,19 @@ static void queue_enable(struct virtio_pci *p)
 	p->ready[i] = true;
 }
 
-/* DRIVER_OK: the features are final; see queues_start() in mmio.c. */
-static void queues_start(struct virtio_pci *p)
+static void status_write(struct virtio_pci *p, uint32_t val)
 {
-	struct virtio_dev *vdev = p->vdev;
-	bool event_idx = virtio_dev__has(vdev, VIRTIO_RING_F_EVENT_IDX);
-	unsigned int i;
-
-	for (i = 0; i < vdev->num_queues; i++)
-		if (p->ready[i])
-			virtq__set_event_idx(&p->vqs[i], event_idx);
-}
-
-/* FEATURES_OK: only features we offered, and always VERSION_1. */
-static bool features_ok(struct virtio_pci *p)
-{
-	uint64_t f = p->drv_features;
-
-	if (f & ~p->vdev->features)
-		return false;
-	if (!(f & (1ULL << VIRTIO_F_VERSION_1)))
-		return false;
-	p->vdev->driver_features = f;
-	return true;
-}
-
-static void status_write(struct virtio_pci *p, uint8_t val)
-{
-	uint8_t old = p->status, set;
-
-	if (!val) {
+	switch (virtio__status_write(p->vdev, &p->status, val,
+				     p->drv_features)) {
+	case VIRTIO_STATUS_RESET:
 		device_reset(p);
-		return;
+		break;
+	case VIRTIO_STATUS_BROKEN:
+		pci_needs_reset(p);
+		break;
+	case VIRTIO_STATUS_DONE:
+		break;
 	}
-	val &= ~VIRTIO_CONFIG_S_NEEDS_RESET;	/* ours to set, not the driver's */
-	if (old & ~val)
-		return;				/* only a reset clears bits */
-	set = val & ~old;
-	if ((set & VIRTIO_CONFIG_S_FEATURES_OK) && !features_ok(p))
-		val &= ~VIRTIO_CONFIG_S_FEATURES_OK;
-	if (set & VIRTIO_CONFIG_S_DRIVER_OK) {
-		if (!(val & VIRTIO_CONFIG_S_FEATURES_OK)) {
-			pci_needs_reset(p);
-			return;
-		}
-		p->status = val;
-		queues_start(p);
-		if (p->vdev->ops->activate(p->vdev) < 0)
-			pci_needs_reset(p);
-		return;
-	}
-	p->status = val;
 }
 
 /*
@@ -317,7 +271,7 @@ static void common_write(struct virtio_pci *p, uint64_t off, uint32_t val)
 	case VIRTIO_PCI_COMMON_GF:
 		if (p->drv_features_sel <= 1 &&
 		    !(p->status & VIRTIO_CONFIG_S_FEATURES_OK))
-			set_half(&p->drv_features, p->drv_features_sel, val);
+			virtio__set_half(&p->drv_features, p->drv_features_sel, val);
 		break;
 	case VIRTIO_PCI_COMMON_MSIX:
 		__atomic_store_n(&p->msix_config, checked_vector(p, val),
@@ -346,18 +300,18 @@ static void common_write(struct virtio_pci *p, uint64_t off, uint32_t val)
 	case VIRTIO_PCI_COMMON_Q_DESCLO:
 	case VIRTIO_PCI_COMMON_Q_DESCHI:
 		if (q_writable)
-			set_half(&q->desc, off == VIRTIO_PCI_COMMON_Q_DESCHI, val);
+			virtio__set_half(&q->desc, off == VIRTIO_PCI_COMMON_Q_DESCHI, val);
 		break;
 	case VIRTIO_PCI_COMMON_Q_AVAILLO:
 	case VIRTIO_PCI_COMMON_Q_AVAILHI:
 		if (q_writable)
-			set_half(&q->avail, off == VIRTIO_PCI_COMMON_Q_AVAILHI,
+			virtio__set_half(&q->avail, off == VIRTIO_PCI_COMMON_Q_AVAILHI,
 				 val);
 		break;
 	case VIRTIO_PCI_COMMON_Q_USEDLO:
 	case VIRTIO_PCI_COMMON_Q_USEDHI:
 		if (q_writable)
-			set_half(&q->used, off == VIRTIO_PCI_COMMON_Q_USEDHI, val);
+			virtio__set_half(&q->used, off == VIRTIO_PCI_COMMON_Q_USEDHI, val);
 		break;
 	default:
 		break;		/* read-only: ignored */

@@ -12,7 +12,9 @@
  * configuration changes: no INTx pin, so the driver never reads ISR or
  * acknowledges anything on the interrupt path.  The VIRTIO_PCI_CAP_PCI_CFG
  * window is not offered (the specification makes it mandatory for
- * drivers that cannot map BARs; Linux does not use it).
+ * drivers that cannot map BARs; Linux does not use it).  Bus mastering
+ * is not modelled: the rings and MSI-X work whatever the command
+ * register's Bus Master bit says (Linux sets it before it starts).
  *
  * The common-configuration write is the choke point, as in mmio.c: each
  * field is accessed only at its own width (64-bit fields also as two

@@ -84,4 +84,31 @@ static inline bool virtio_dev__has(const struct virtio_dev *vdev,
 	return vdev->driver_features & (1ULL << bit);
 }
 
+/* Sets the low or high half of a 64-bit register the driver writes. */
+static inline void virtio__set_half(uint64_t *v, bool high, uint32_t val)
+{
+	if (high)
+		*v = (*v & 0xffffffffULL) | (uint64_t)val << 32;
+	else
+		*v = (*v & ~0xffffffffULL) | val;
+}
+
+/* What a transport does after the driver wrote the device status. */
+enum virtio_status_action {
+	VIRTIO_STATUS_DONE,	/* *status updated (or the write ignored) */
+	VIRTIO_STATUS_RESET,	/* 0 was written: reset the device */
+	VIRTIO_STATUS_BROKEN,	/* protocol broken: set NEEDS_RESET */
+};
+
+/*
+ * The driver wrote @val to the status register @status, having written
+ * @drv_features as its features.  Checks the features at FEATURES_OK
+ * (refused: the bit stays clear), and at DRIVER_OK turns on EVENT_IDX in
+ * the ready queues and activates the device.  Called under the
+ * transport's register lock, with vdev->vqs and vdev->ready set.
+ */
+enum virtio_status_action virtio__status_write(struct virtio_dev *vdev,
+					       uint32_t *status, uint32_t val,
+					       uint64_t drv_features);
+
 #endif /* GPIN_VIRTIO_H */
