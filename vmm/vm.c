@@ -325,8 +325,15 @@ static void vm_send_msi(void *opaque, uint64_t addr, uint32_t data)
 		.data = data,
 	};
 
-	if (ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi) < 0)
-		perror("gpin-vmm: KVM_SIGNAL_MSI");
+	/*
+	 * Only a message the guest programmed oddly fails (KVM checks the
+	 * destination bits); say so once, not per interrupt.
+	 */
+	if (ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi) < 0 &&
+	    !__atomic_exchange_n(&vm->msi_failed, true, __ATOMIC_RELAXED))
+		fprintf(stderr, "gpin-vmm: KVM_SIGNAL_MSI to 0x%llx: %s "
+			"(reported once)\n", (unsigned long long)addr,
+			strerror(errno));
 }
 
 /* The host bridge and its configuration ports, with the first PCI disk. */

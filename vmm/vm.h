@@ -84,6 +84,7 @@ struct vm {
 	struct virtio_pci *disk_pci[VM_DISKS_MAX];
 	struct pci_host *pci;
 	unsigned int npci;
+	bool msi_failed;	/* a KVM_SIGNAL_MSI failed (reported once) */
 
 	/* --churn: a thread that maps and unmaps memory (benchmark aid). */
 	unsigned int churn_kib;
