@@ -104,7 +104,8 @@ static const struct {
 	{ "enable bit clear", 1 << 11 | 4, 0xcfc, 4 },
 	{ "extended register", PCI_CONF1_ENABLE | 0x01000000 | 1 << 11 | 4,
 	  0xcfc, 4 },
-	{ "word straddling the dword", PCI_CONF1_ENABLE | 1 << 11 | 4, 0xcff, 2 },
+	{ "word straddling the dword", PCI_CONF1_ENABLE | 1 << 11 | 4,
+	  0xcff, 2 },
 	{ "dword not at 0xcfc", PCI_CONF1_ENABLE | 1 << 11 | 4, 0xcfe, 4 },
 };
 

@@ -23,8 +23,8 @@
 #define HOST_CLASS		0x060000	/* bridge, host bridge */
 
 /* Address register bits: enable, bus, device, function, dword register. */
-#define CONF1_EXT_REG		0x0f000000u	/* AMD's extended registers */
-#define CONF1_WRITABLE		(PCI_CONF1_ENABLE | CONF1_EXT_REG | 0x00fffffc)
+#define CONF1_EXT_REG	0x0f000000u	/* AMD's extended registers */
+#define CONF1_WRITABLE	(PCI_CONF1_ENABLE | CONF1_EXT_REG | 0x00fffffc)
 #define CONF1_DATA		4
 
 struct pci_host {

@@ -5,7 +5,8 @@
 
 #include "pci/msix.h"
 
-#define MSIX_CTRL_OFF		2	/* message control, in the capability */
+/* Offsets in the capability: message control, table, PBA. */
+#define MSIX_CTRL_OFF		2
 #define MSIX_TABLE_OFF		4
 #define MSIX_PBA_OFF		8
 #define MSI_ADDR_WINDOW_MASK	0xfff00000u
@@ -107,7 +108,8 @@ static void send_vector(struct msix *m, unsigned int v)
 		return;
 	}
 	set_pending(m, v, false);
-	if (e->addr_hi || (e->addr_lo & MSI_ADDR_WINDOW_MASK) != MSI_ADDR_WINDOW)
+	if (e->addr_hi ||
+	    (e->addr_lo & MSI_ADDR_WINDOW_MASK) != MSI_ADDR_WINDOW)
 		return;
 	m->send(m->opaque, e->addr_lo, e->data);
 }

@@ -11,9 +11,10 @@
  * not do, so such a message is dropped.  A masked vector sets its pending
  * bit instead and is delivered when unmasked.  With MSI-X disabled
  * nothing is sent and nothing pends: the function has no INTx pin to
- * fall back on, and a driver enables MSI-X before it starts the device.  Vector numbers come from
- * the transport, which the guest programs: any number >= the table size
- * (VIRTIO_MSI_NO_VECTOR among them) means "no interrupt".
+ * fall back on, and a driver enables MSI-X before it starts the device.
+ * Vector numbers come from the transport, which the guest programs: any
+ * number >= the table size (VIRTIO_MSI_NO_VECTOR among them) means "no
+ * interrupt".
  *
  * Table accesses must be dword or qword sized and aligned (6.8.2.7);
  * others, and any outside the table or PBA, read 0 and are ignored.

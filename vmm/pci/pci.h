@@ -46,8 +46,8 @@ struct pci_func {
 	uint32_t bar_addr[PCI_NUM_BARS];	/* where the VMM put it */
 	/* BAR i decodes at bar_addr[i] now; read by vCPUs without a lock. */
 	bool decodes[PCI_NUM_BARS];
-	unsigned int cap_end;		/* first free byte for a capability */
-	unsigned int cap_link;		/* offset of the last next pointer */
+	unsigned int cap_end;	/* first free byte for a capability */
+	unsigned int cap_link;	/* offset of the last next pointer */
 	pci_cfg_written_fn written;
 	void *opaque;
 };

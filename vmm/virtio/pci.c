@@ -188,7 +188,8 @@ static uint32_t common_read(struct virtio_pci *p, uint64_t off)
 	case VIRTIO_PCI_COMMON_NUMQ:
 		return vdev->num_queues;
 	case VIRTIO_PCI_COMMON_STATUS:
-		return p->status | (broken(p) ? VIRTIO_CONFIG_S_NEEDS_RESET : 0);
+		return p->status |
+		       (broken(p) ? VIRTIO_CONFIG_S_NEEDS_RESET : 0);
 	case VIRTIO_PCI_COMMON_CFGGENERATION:
 		return 0;	/* the config space never changes */
 	case VIRTIO_PCI_COMMON_Q_SELECT:
@@ -271,7 +272,8 @@ static void common_write(struct virtio_pci *p, uint64_t off, uint32_t val)
 	case VIRTIO_PCI_COMMON_GF:
 		if (p->drv_features_sel <= 1 &&
 		    !(p->status & VIRTIO_CONFIG_S_FEATURES_OK))
-			virtio__set_half(&p->drv_features, p->drv_features_sel, val);
+			virtio__set_half(&p->drv_features,
+					 p->drv_features_sel, val);
 		break;
 	case VIRTIO_PCI_COMMON_MSIX:
 		__atomic_store_n(&p->msix_config, checked_vector(p, val),
@@ -300,18 +302,20 @@ static void common_write(struct virtio_pci *p, uint64_t off, uint32_t val)
 	case VIRTIO_PCI_COMMON_Q_DESCLO:
 	case VIRTIO_PCI_COMMON_Q_DESCHI:
 		if (q_writable)
-			virtio__set_half(&q->desc, off == VIRTIO_PCI_COMMON_Q_DESCHI, val);
+			virtio__set_half(&q->desc,
+					 off == VIRTIO_PCI_COMMON_Q_DESCHI, val);
 		break;
 	case VIRTIO_PCI_COMMON_Q_AVAILLO:
 	case VIRTIO_PCI_COMMON_Q_AVAILHI:
 		if (q_writable)
-			virtio__set_half(&q->avail, off == VIRTIO_PCI_COMMON_Q_AVAILHI,
-				 val);
+			virtio__set_half(&q->avail,
+					 off == VIRTIO_PCI_COMMON_Q_AVAILHI, val);
 		break;
 	case VIRTIO_PCI_COMMON_Q_USEDLO:
 	case VIRTIO_PCI_COMMON_Q_USEDHI:
 		if (q_writable)
-			virtio__set_half(&q->used, off == VIRTIO_PCI_COMMON_Q_USEDHI, val);
+			virtio__set_half(&q->used,
+					 off == VIRTIO_PCI_COMMON_Q_USEDHI, val);
 		break;
 	default:
 		break;		/* read-only: ignored */
@@ -528,10 +532,11 @@ static int build_func(struct virtio_pci *p)
 	uint32_t mult = VIRTIO_PCI_NOTIFY_MULT;
 	int ret;
 
+	uint32_t class_code = vdev->device_id == VIRTIO_ID_BLOCK ?
+			      CLASS_STORAGE_OTHER : CLASS_OTHER;
+
 	pci_func__init(f, VIRTIO_PCI_VENDOR,
-		       VIRTIO_PCI_DEVICE_BASE + vdev->device_id,
-		       vdev->device_id == VIRTIO_ID_BLOCK ? CLASS_STORAGE_OTHER :
-							    CLASS_OTHER, 1);
+		       VIRTIO_PCI_DEVICE_BASE + vdev->device_id, class_code, 1);
 	pci_func__set_subsystem(f, VIRTIO_PCI_VENDOR, vdev->device_id);
 	f->written = cfg_written;
 	f->opaque = p;

@@ -45,7 +45,8 @@ enum virtio_status_action virtio__status_write(struct virtio_dev *vdev,
 
 	if (!val)
 		return VIRTIO_STATUS_RESET;
-	val &= ~VIRTIO_CONFIG_S_NEEDS_RESET;	/* ours to set, not the driver's */
+	/* NEEDS_RESET is ours to set, not the driver's. */
+	val &= ~VIRTIO_CONFIG_S_NEEDS_RESET;
 	if (old & ~val)
 		return VIRTIO_STATUS_DONE;	/* only a reset clears bits */
 	set = val & ~old;
