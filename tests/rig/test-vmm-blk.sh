@@ -234,6 +234,7 @@ case_pci_with() {
 echo GUEST queues=\$(ls /sys/block/vda/mq | wc -l) path=\$(readlink -f /sys/block/vda)
 $FIO_VERIFY
 grep -E 'MSI|virtio' /proc/interrupts | sed 's/^/GUEST irq: /'
+echo GUEST msi_irqs: \$(cat /sys/bus/pci/devices/*/msi_irqs/* | sort | uniq -c)
 exit 0"
 	boot "$name" 0 "$log" "$NULLB,transport=pci$opts" "$script" || return 1
 	has "$log" '^GUEST queues=2 path=/sys/devices/pci0000:00/' ||
@@ -243,6 +244,9 @@ exit 0"
 		echo "# a queue served no request"
 		return 1
 	fi
+	# 6.1 names MSI and MSI-X both PCI-MSI; msi_irqs/N tells them apart.
+	has "$log" '^GUEST msi_irqs: 3 msix$' ||
+		{ echo "# not 3 MSI-X vectors (config + 2 queues)"; return 1; }
 	for q in 0 1; do
 		has "$log" "^GUEST irq: .*MSI.*virtio0-req\.$q\$" ||
 			{ echo "# no MSI-X vector for queue $q"; return 1; }
