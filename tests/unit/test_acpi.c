@@ -471,6 +471,62 @@ START_TEST(test_bad_virtio)
 }
 END_TEST
 
+/*
+ * Device (PCI0): _HID EisaId("PNP0A03"), a _CRS with bus 0, the conf1
+ * ports and the BAR window as a producer; the PkgLength runs to the end
+ * of the device.  Without a window there is no PCI0.
+ */
+START_TEST(test_dsdt_pci_host)
+{
+	static const struct acpi_pci_host pci = { 0xe0000000, 0x10000000 };
+	static const uint8_t hid[] = { '_', 'H', 'I', 'D', 0x0c,
+				       0x41, 0xd0, 0x0a, 0x03 };
+	static const uint8_t crs[] = {
+		0x88, 0x0d, 0x00, 0x02, 0x0c, 0x00,	/* WordBusNumber */
+		0, 0, 0, 0, 0, 0, 0, 0, 1, 0,		/* 0..0, length 1 */
+		0x47, 0x01, 0xf8, 0x0c, 0xf8, 0x0c, 0x01, 0x08,
+		0x87, 0x17, 0x00, 0x00, 0x0c, 0x01,	/* DWordMemory */
+		0, 0, 0, 0,				/* granularity */
+		0x00, 0x00, 0x00, 0xe0,			/* minimum */
+		0xff, 0xff, 0xff, 0xef,			/* maximum */
+		0, 0, 0, 0,				/* translation */
+		0x00, 0x00, 0x00, 0x10,			/* length */
+		0x79, 0x00,
+	};
+	const uint8_t *d, *dev;
+	uint32_t len;
+
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 2, &pci, NULL, 0), 0);
+	d = dsdt();
+	len = rd32(d + 4);
+	dev = memfind(d, len, "PCI0", 4);
+	ck_assert_ptr_nonnull(dev);
+	/* ExtOp, DeviceOp, a two-byte PkgLength running to the end. */
+	ck_assert_uint_eq(dev[-4], 0x5b);
+	ck_assert_uint_eq(dev[-3], 0x82);
+	ck_assert_uint_eq(dev[-2] >> 6, 1);
+	ck_assert_ptr_eq(dev - 2 + ((dev[-2] & 0x0f) | dev[-1] << 4), d + len);
+	ck_assert_ptr_nonnull(memfind(dev, d + len - dev, hid, sizeof(hid)));
+	ck_assert_ptr_nonnull(memfind(dev, d + len - dev, crs, sizeof(crs)));
+
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 2, NULL, NULL, 0), 0);
+	ck_assert_ptr_null(memfind(dsdt(), rd32(dsdt() + 4), "PCI0", 4));
+}
+END_TEST
+
+static const struct acpi_pci_host bad_pci[] = {
+	{ 0xe0000000, 0 },			/* empty window */
+	{ 0xf0000000, 0x20000000 },		/* crosses 4 GiB */
+};
+
+START_TEST(test_bad_pci_host)
+{
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, &bad_pci[_i], NULL,
+				     0), -EINVAL);
+	ck_assert_uint_eq(mem[ACPI_RSDP_START], POISON);
+}
+END_TEST
+
 START_TEST(test_bad_virtio_count)
 {
 	struct acpi_virtio_mmio v[ACPI_MAX_VIRTIO + 1] = { 0 };
@@ -542,6 +598,9 @@ static Suite *acpi_suite(void)
 	tcase_add_loop_test(tc, test_bad_virtio, 0,
 			    sizeof(bad_virtio) / sizeof(bad_virtio[0]));
 	tcase_add_test(tc, test_bad_virtio_count);
+	tcase_add_test(tc, test_dsdt_pci_host);
+	tcase_add_loop_test(tc, test_bad_pci_host, 0,
+			    sizeof(bad_pci) / sizeof(bad_pci[0]));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("madt");
