@@ -352,6 +352,12 @@ static int vm_setup_pci_host(struct vm *vm)
 	return pci_host__attach(vm->pci, &vm->pio);
 }
 
+_Static_assert(VM_DISKS_MAX * PCI_MMIO_SLOT_SIZE <= PCI_MMIO_SIZE,
+	       "a PCI BAR slot for every disk");
+_Static_assert(VIRTIO_PCI_BAR_SIZE <= PCI_MMIO_SLOT_SIZE &&
+	       PCI_MMIO_SLOT_SIZE % VIRTIO_PCI_BAR_SIZE == 0,
+	       "a virtio-pci BAR fits its slot, aligned");
+
 /*
  * virtio-pci: the BAR in the next slot of the PCI window; queue q's
  * notify register is its own, written with 16 bits.
@@ -364,8 +370,6 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
 	unsigned int q;
 	int ret;
 
-	if (bar + PCI_MMIO_SLOT_SIZE > PCI_MMIO_START + PCI_MMIO_SIZE)
-		return -ENOSPC;
 	ret = vm_setup_pci_host(vm);
 	if (ret)
 		return ret;
