@@ -58,7 +58,7 @@ static void pci_signal_used(void *transport, unsigned int q)
 
 	if (q >= p->vdev->num_queues)
 		return;
-	/* MSI-X is on, so no ISR bit (4.1.4.5.1): the vector says it all. */
+	/* No ISR queue bit: that is for INTx (4.1.4.5), which we lack. */
 	msix__notify(&p->msix, __atomic_load_n(&p->queues[q].vector,
 					       __ATOMIC_ACQUIRE));
 }
