@@ -54,12 +54,15 @@ void options__usage(FILE *out, const char *prog)
 "  -m, --mem SIZE       guest RAM with unit K, M or G, plain number = MiB,\n"
 "                       %llu MiB..%llu GiB (default %llu MiB)\n"
 "  -d, --disk PATH[,ro][,pin=fast|locked|kernel][,queues=N][,io=vcpu|iothread]\n"
-"             [,event_idx=on|off]\n"
+"             [,event_idx=on|off][,transport=mmio|pci]\n"
 "                       virtio-blk disk on a file or block device, O_DIRECT;\n"
 "                       up to %d; queues default to one per vCPU (max %d);\n"
 "                       io=vcpu: the notifying vCPU submits (default),\n"
 "                       io=iothread: a thread per queue woken by ioeventfd.\n"
 "                       event_idx=off: do not offer VIRTIO_RING_F_EVENT_IDX.\n"
+"                       transport=mmio: virtio-mmio, one interrupt line\n"
+"                       (default); transport=pci: virtio-pci (modern) on\n"
+"                       PCI bus 0, an MSI-X vector per queue.\n"
 "                       pin=fast|locked: gpin.ko's async DIO, pages pinned by\n"
 "                       its lockless walk or under mmap_lock; pin=kernel:\n"
 "                       io_uring (the host kernel pins); default fast when\n"
@@ -226,6 +229,17 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 		else
 			return fail(err, errlen,
 				    "--disk: event_idx=%s: expected on or off",
+				    val);
+		return 0;
+	}
+	if (!strcmp(w, "transport")) {
+		if (!strcmp(val, "mmio"))
+			d->transport = DISK_TRANSPORT_MMIO;
+		else if (!strcmp(val, "pci"))
+			d->transport = DISK_TRANSPORT_PCI;
+		else
+			return fail(err, errlen,
+				    "--disk: transport=%s: expected mmio or pci",
 				    val);
 		return 0;
 	}

@@ -14,7 +14,7 @@
 #define VM_CPUS_MAX		64
 #define DEFAULT_CMDLINE		"console=ttyS0"
 #define DEFAULT_MEM		(256ULL << 20)
-/* virtio-mmio disks; each takes one of the IOAPIC's GSIs 16..23. */
+/* Disks; a virtio-mmio one takes one of the IOAPIC's GSIs 16..23. */
 #define VM_DISKS_MAX		8
 #define DISK_QUEUES_MAX		64
 
@@ -32,12 +32,19 @@ enum disk_io {
 	DISK_IO_IOTHREAD,	/* the queue's own thread, via ioeventfd */
 };
 
+/* How the guest reaches a disk's virtio device. */
+enum disk_transport {
+	DISK_TRANSPORT_MMIO,	/* virtio-mmio, one IOAPIC line (default) */
+	DISK_TRANSPORT_PCI,	/* virtio-pci on bus 0, MSI-X per queue */
+};
+
 struct disk_options {
 	char path[PATH_MAX];
 	bool ro;
 	enum disk_pin pin;
 	unsigned int queues;	/* 0: one per vCPU */
 	enum disk_io io;
+	enum disk_transport transport;
 	bool no_event_idx;	/* event_idx=off: VIRTIO_RING_F_EVENT_IDX not offered */
 };
 
@@ -73,7 +80,7 @@ int options__parse_size(const char *s, uint64_t *bytes);
 
 /*
  * One --disk value, "path[,ro][,pin=fast|locked|kernel][,queues=N]
- * [,io=vcpu|iothread]"; 0, or -1 with a reason in @err.
+ * [,io=vcpu|iothread][,event_idx=on|off][,transport=mmio|pci]"; 0, or -1 with a reason in @err.
  */
 int options__parse_disk(const char *s, struct disk_options *d, char *err,
 			size_t errlen);

@@ -20,8 +20,10 @@
 #include "devices/acpi_pm.h"
 #include "devices/pvpanic.h"
 #include "devices/virtio_blk.h"
+#include "pci/host.h"
 #include "vcpu.h"
 #include "virtio/mmio.h"
+#include "virtio/pci.h"
 #include "vm.h"
 
 #define KVM_DEV			"/dev/kvm"
@@ -268,30 +270,122 @@ static void virtio_set_irq(void *opaque, unsigned int gsi, int level)
 }
 
 /*
- * io=iothread: the QueueNotify write of queue q (value q) signals that
- * queue's eventfd inside KVM, and the vCPU goes straight back to the
- * guest without an exit to the VMM.
+ * io=iothread: the notify write of queue q (value q) to its register
+ * (@len bytes at @addr) signals that queue's eventfd inside KVM, and the
+ * vCPU goes straight back to the guest without an exit to the VMM.
+ * Without an eventfd (io=vcpu) the write exits to the VMM as MMIO.
  */
-static int vm_attach_ioeventfds(struct vm *vm, struct virtio_blk *blk,
-				uint64_t base, unsigned int nq)
+static int vm_attach_ioeventfd(struct vm *vm, struct virtio_blk *blk,
+			       unsigned int q, uint64_t addr, uint32_t len)
 {
+	struct kvm_ioeventfd ev = {
+		.datamatch = q,
+		.addr = addr,
+		.len = len,
+		.fd = virtio_blk__kick_fd(blk, q),
+		.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
+	};
+
+	if (ev.fd < 0)
+		return 0;
+	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) ? -errno : 0;
+}
+
+/* virtio-mmio: every queue's notify is the one QueueNotify register. */
+static int vm_setup_disk_mmio(struct vm *vm, unsigned int i,
+			      const struct virtq_mem *mem, unsigned int nq)
+{
+	uint64_t base = VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE;
 	unsigned int q;
+	int ret;
 
-	for (q = 0; q < nq; q++) {
-		struct kvm_ioeventfd ev = {
-			.datamatch = q,
-			.addr = base + VIRTIO_MMIO_QUEUE_NOTIFY,
-			.len = 4,
-			.fd = virtio_blk__kick_fd(blk, q),
-			.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
-		};
+	vm->disk_mmio[i] = virtio_mmio__create(virtio_blk__dev(vm->disks[i]),
+					       mem, base, VIRTIO_GSI_BASE + i,
+					       virtio_set_irq, vm);
+	if (!vm->disk_mmio[i])
+		return -ENOMEM;
+	ret = virtio_mmio__attach(vm->disk_mmio[i], &vm->mmio);
+	for (q = 0; q < nq && !ret; q++)
+		ret = vm_attach_ioeventfd(vm, vm->disks[i], q,
+					  base + VIRTIO_MMIO_QUEUE_NOTIFY, 4);
+	return ret;
+}
 
-		if (ev.fd < 0)
-			return 0;
-		if (ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev))
-			return -errno;
+/*
+ * An MSI-X message: KVM_SIGNAL_MSI injects it through the in-kernel
+ * LAPICs directly, with no GSI route to set up (KVM_SET_GSI_ROUTING
+ * would replace the PC routes vm_setup_gsi_routing() made).
+ */
+static void vm_send_msi(void *opaque, uint64_t addr, uint32_t data)
+{
+	struct vm *vm = opaque;
+	struct kvm_msi msi = {
+		.address_lo = addr,
+		.address_hi = addr >> 32,
+		.data = data,
+	};
+
+	/*
+	 * Only a message the guest programmed oddly fails (KVM checks the
+	 * destination bits); say so once, not per interrupt.
+	 */
+	if (ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi) < 0 &&
+	    !__atomic_exchange_n(&vm->msi_failed, true, __ATOMIC_RELAXED))
+		fprintf(stderr, "gpin-vmm: KVM_SIGNAL_MSI to 0x%llx: %s "
+			"(reported once)\n", (unsigned long long)addr,
+			strerror(errno));
+}
+
+/* The host bridge and its configuration ports, with the first PCI disk. */
+static int vm_setup_pci_host(struct vm *vm)
+{
+	if (vm->pci)
+		return 0;
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI) <= 0) {
+		fprintf(stderr, "gpin-vmm: KVM lacks KVM_CAP_SIGNAL_MSI, "
+			"which transport=pci needs\n");
+		return -EINVAL;
 	}
-	return 0;
+	vm->pci = pci_host__create();
+	if (!vm->pci)
+		return -ENOMEM;
+	return pci_host__attach(vm->pci, &vm->pio);
+}
+
+_Static_assert(VM_DISKS_MAX * PCI_MMIO_SLOT_SIZE <= PCI_MMIO_SIZE,
+	       "a PCI BAR slot for every disk");
+_Static_assert(VIRTIO_PCI_BAR_SIZE <= PCI_MMIO_SLOT_SIZE &&
+	       PCI_MMIO_SLOT_SIZE % VIRTIO_PCI_BAR_SIZE == 0,
+	       "a virtio-pci BAR fits its slot, aligned");
+
+/*
+ * virtio-pci: the BAR in the next slot of the PCI window; queue q's
+ * notify register is its own, written with 16 bits.
+ */
+static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
+			     const struct virtq_mem *mem, unsigned int nq)
+{
+	uint64_t bar = PCI_MMIO_START + vm->npci * PCI_MMIO_SLOT_SIZE;
+	struct virtio_pci *p;
+	unsigned int q;
+	int ret;
+
+	ret = vm_setup_pci_host(vm);
+	if (ret)
+		return ret;
+	p = virtio_pci__create(virtio_blk__dev(vm->disks[i]), mem, bar,
+			       vm_send_msi, vm);
+	if (!p)
+		return -ENOMEM;
+	vm->disk_pci[i] = p;
+	vm->npci++;
+	ret = pci_host__add(vm->pci, virtio_pci__func(p));
+	if (ret >= 0)
+		ret = virtio_pci__attach(p, &vm->mmio);
+	for (q = 0; q < nq && !ret; q++)
+		ret = vm_attach_ioeventfd(vm, vm->disks[i], q,
+					  virtio_pci__notify_addr(p, q), 2);
+	return ret;
 }
 
 /*
@@ -333,7 +427,6 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 		.backend = disk_backend(d, i),
 		.index = i,
 	};
-	uint64_t base = VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE;
 	char err[256];
 	int ret;
 
@@ -343,21 +436,20 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 		return -EINVAL;
 	}
 	vm->ndisks = i + 1;
-	vm->disk_mmio[i] = virtio_mmio__create(virtio_blk__dev(vm->disks[i]),
-					       &mem, base, VIRTIO_GSI_BASE + i,
-					       virtio_set_irq, vm);
-	if (!vm->disk_mmio[i])
-		return -ENOMEM;
-	ret = virtio_mmio__attach(vm->disk_mmio[i], &vm->mmio);
-	if (!ret)
-		ret = vm_attach_ioeventfds(vm, vm->disks[i], base, p.nqueues);
+	if (d->transport == DISK_TRANSPORT_PCI)
+		ret = vm_setup_disk_pci(vm, i, &mem, p.nqueues);
+	else
+		ret = vm_setup_disk_mmio(vm, i, &mem, p.nqueues);
 	if (ret)
 		fprintf(stderr, "gpin-vmm: --disk %s: %s\n", d->path,
 			strerror(-ret));
 	return ret;
 }
 
-/* Disk i is virtio-mmio device i: the DSDT lists them in this order. */
+/*
+ * Disk i on virtio-mmio has window and GSI i, and the DSDT lists those
+ * disks in this order; disks on PCI take the PCI slots in this order.
+ */
 static int vm_setup_disks(struct vm *vm, const struct vm_options *opts)
 {
 	unsigned int i;
@@ -375,11 +467,16 @@ static void vm_destroy_disks(struct vm *vm)
 	/* The transport resets its device first: no I/O is left in flight. */
 	for (i = 0; i < vm->ndisks; i++) {
 		virtio_mmio__destroy(vm->disk_mmio[i]);
+		virtio_pci__destroy(vm->disk_pci[i]);
 		virtio_blk__destroy(vm->disks[i]);
 		vm->disk_mmio[i] = NULL;
+		vm->disk_pci[i] = NULL;
 		vm->disks[i] = NULL;
 	}
 	vm->ndisks = 0;
+	vm->npci = 0;
+	pci_host__destroy(vm->pci);
+	vm->pci = NULL;
 }
 
 static int vm_create_vcpus(struct vm *vm)
@@ -462,20 +559,25 @@ int vm__load(struct vm *vm, const struct vm_options *opts,
 		.lowmem_size = vm->lowmem_size,
 		.ram_size = vm->ram_size,
 	};
+	struct acpi_pci_host pci = {
+		.mmio_base = PCI_MMIO_START,
+		.mmio_size = PCI_MMIO_SIZE,
+	};
 	struct acpi_virtio_mmio virtio[VM_DISKS_MAX];
 	struct boot_files f = *files;
 	struct boot_info info;
-	unsigned int i;
+	unsigned int i, n = 0;
 	int ret;
 
 	for (i = 0; i < vm->ndisks; i++)
-		virtio[i] = (struct acpi_virtio_mmio) {
-			.base = virtio_mmio__base(vm->disk_mmio[i]),
-			.size = VIRTIO_MMIO_WINDOW,
-			.gsi = virtio_mmio__gsi(vm->disk_mmio[i]),
-		};
-	ret = acpi__build(vm->ram, vm->lowmem_size, vm->ncpus, virtio,
-			  vm->ndisks);
+		if (vm->disk_mmio[i])
+			virtio[n++] = (struct acpi_virtio_mmio) {
+				.base = virtio_mmio__base(vm->disk_mmio[i]),
+				.size = VIRTIO_MMIO_WINDOW,
+				.gsi = virtio_mmio__gsi(vm->disk_mmio[i]),
+			};
+	ret = acpi__build(vm->ram, vm->lowmem_size, vm->ncpus,
+			  vm->pci ? &pci : NULL, virtio, n);
 	if (ret) {
 		snprintf(err, errlen, "building ACPI tables: %s", strerror(-ret));
 		return -1;

@@ -24,6 +24,8 @@ struct vcpu;
 struct kvm_run;
 struct virtio_blk;
 struct virtio_mmio;
+struct virtio_pci;
+struct pci_host;
 struct acpi_pm;
 struct pvpanic;
 struct boot_files;
@@ -71,10 +73,18 @@ struct vm {
 	struct acpi_pm *acpi_pm;
 	struct pvpanic *pvpanic;
 
-	/* --disk i: a virtio-blk device on its virtio-mmio transport. */
+	/*
+	 * --disk i: a virtio-blk device on its transport, virtio-mmio or
+	 * virtio-pci (one of the two pointers is set).  The PCI host bridge
+	 * exists when some disk is on PCI.
+	 */
 	unsigned int ndisks;
 	struct virtio_blk *disks[VM_DISKS_MAX];
 	struct virtio_mmio *disk_mmio[VM_DISKS_MAX];
+	struct virtio_pci *disk_pci[VM_DISKS_MAX];
+	struct pci_host *pci;
+	unsigned int npci;
+	bool msi_failed;	/* a KVM_SIGNAL_MSI failed (reported once) */
 
 	/* --churn: a thread that maps and unmaps memory (benchmark aid). */
 	unsigned int churn_kib;

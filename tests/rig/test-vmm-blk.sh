@@ -25,10 +25,16 @@
 #              guest's reads in the error zone fail, good reads go on
 #              working, the VMM reports the error and exits with the
 #              guest's status
+#   pci, pci_iothread
+#              the same fio verify with transport=pci (io=vcpu, then
+#              io=iothread): the guest found the disk on PCI bus 0 with
+#              2 queues, both queues served requests, and the guest's
+#              /proc/interrupts shows an MSI-X vector per queue
+#              (virtio0-req.0, virtio0-req.1) that fired
 #
 # Usage: tests/rig/test-vmm-blk.sh GPIN_VMM [6.1|6.12|VER] [CASE,...]
 #   kernel default 6.1; cases (default all): fio_ext4, iothread,
-#   verify_kernel, verify_fast, verify_locked, ro, ioerr
+#   verify_kernel, verify_fast, verify_locked, ro, ioerr, pci, pci_iothread
 # Output: TAP.  Exit: 0 pass, 1 fail, 77 skipped.  It builds gpin.ko for
 # the guest kernel's release (in ${GPIN_PIN_BUILDDIR:-build-pin}/<ver>/),
 # starts the rig with it inserted and runs itself again inside with
@@ -208,10 +214,56 @@ exit 5"
 		has "$log" 'gpin-vmm: blk0-q[0-9]: I/O error'
 }
 
+# How often the guest's interrupt $2 fired, from the "GUEST irq:" copy of
+# its /proc/interrupts in log $1: the per-CPU counts after "NN:".
+irq_count() {
+	tr -d '\r' <"$1" | awk -v name="$2" '
+		$1 == "GUEST" && $2 == "irq:" && $NF == name {
+			for (i = 4; i <= NF && $i ~ /^[0-9]+$/; i++)
+				n += $i
+		}
+		END { print n + 0 }'
+}
+
+# fio verify on a virtio-pci disk ($1: extra --disk options), then the
+# guest's view: the disk's sysfs path (PCI bus 0) and its interrupts.
+case_pci_with() {
+	local name=$1 opts=$2 log=$OUT/blk-$1.log q n
+	local script="set -e
+[ -b /dev/vda ] || { echo GUEST no /dev/vda; exit 10; }
+echo GUEST queues=\$(ls /sys/block/vda/mq | wc -l) path=\$(readlink -f /sys/block/vda)
+$FIO_VERIFY
+grep -E 'MSI|virtio' /proc/interrupts | sed 's/^/GUEST irq: /'
+echo GUEST msi_irqs: \$(cat /sys/bus/pci/devices/*/msi_irqs/* | sort | uniq -c)
+exit 0"
+	boot "$name" 0 "$log" "$NULLB,transport=pci$opts" "$script" || return 1
+	has "$log" '^GUEST queues=2 path=/sys/devices/pci0000:00/' ||
+		{ echo "# guest saw no 2-queue disk on PCI bus 0"; return 1; }
+	if ! has "$log" '^gpin-vmm: blk0-q0: [1-9]' ||
+		! has "$log" '^gpin-vmm: blk0-q1: [1-9]'; then
+		echo "# a queue served no request"
+		return 1
+	fi
+	# 6.1 names MSI and MSI-X both PCI-MSI; msi_irqs/N tells them apart.
+	has "$log" '^GUEST msi_irqs: 3 msix$' ||
+		{ echo "# not 3 MSI-X vectors (config + 2 queues)"; return 1; }
+	for q in 0 1; do
+		has "$log" "^GUEST irq: .*MSI.*virtio0-req\.$q\$" ||
+			{ echo "# no MSI-X vector for queue $q"; return 1; }
+		n=$(irq_count "$log" "virtio0-req.$q")
+		echo "# virtio0-req.$q: $n interrupts"
+		((n > 0)) || { echo "# queue $q's vector never fired"; return 1; }
+	done
+	! has "$log" 'I/O error'
+}
+
+case_pci() { case_pci_with pci ""; }
+case_pci_iothread() { case_pci_with pci-iothread ",io=iothread,queues=2"; }
+
 # Runs in the test host, chrooted into the CI host's root.
 inside() {
 	VMM=$1 VMLINUZ=$2 INITRD=$3
-	local cases=${4:-fio_ext4,iothread,verify_kernel,verify_fast,verify_locked,ro,ioerr}
+	local cases=${4:-fio_ext4,iothread,verify_kernel,verify_fast,verify_locked,ro,ioerr,pci,pci_iothread}
 	OUT=${RIG_OUT:-/tmp}
 	[[ -c /dev/kvm ]] || { echo "not ok 1 - no /dev/kvm in the test host"; return 1; }
 	modprobe -d "$RIG_MODDIR" null_blk nr_devices=1 memory_backed=1 \

@@ -122,7 +122,7 @@ static const uint8_t *find_table(const char *sig)
 
 static void build(unsigned int ncpus)
 {
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, ncpus, NULL, 0), 0);
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, ncpus, NULL, NULL, 0), 0);
 }
 
 START_TEST(test_rsdp_valid)
@@ -382,12 +382,12 @@ START_TEST(test_rebuild_independent)
 
 	ck_assert_ptr_nonnull(other);
 	build(8);
-	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 2, NULL, 0), 0);
+	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 2, NULL, NULL, 0), 0);
 	build(8);
 	ck_assert_int_eq(memcmp(mem + ACPI_RSDP_START, other + ACPI_RSDP_START,
 				ACPI_TABLES_END - ACPI_RSDP_START) != 0, 1);
 	/* Rebuilding with the same count gives byte-identical tables. */
-	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 8, NULL, 0), 0);
+	ck_assert_int_eq(acpi__build(other, LOWMEM_SIZE, 8, NULL, NULL, 0), 0);
 	ck_assert_int_eq(memcmp(mem + ACPI_RSDP_START, other + ACPI_RSDP_START,
 				ACPI_TABLES_END - ACPI_RSDP_START), 0);
 	free(other);
@@ -415,7 +415,7 @@ START_TEST(test_dsdt_virtio_mmio)
 	uint32_t len, slen;
 	unsigned int nbytes;
 
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 2, v, 2), 0);
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 2, NULL, v, 2), 0);
 	d = dsdt();
 	body = d + HDR_LEN;
 	len = rd32(d + 4) - HDR_LEN;
@@ -450,7 +450,7 @@ START_TEST(test_dsdt_virtio_max)
 	for (i = 0; i < ACPI_MAX_VIRTIO; i++)
 		v[i] = (struct acpi_virtio_mmio) {
 			0xd0000000 + i * 0x1000, 0x200, i % 24 };
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 64, v,
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 64, NULL, v,
 				     ACPI_MAX_VIRTIO), 0);
 	ck_assert_ptr_nonnull(memfind(dsdt(), rd32(dsdt() + 4), "VR1F", 4));
 }
@@ -465,8 +465,64 @@ static const struct acpi_virtio_mmio bad_virtio[] = {
 
 START_TEST(test_bad_virtio)
 {
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, &bad_virtio[_i], 1),
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, NULL, &bad_virtio[_i], 1),
 			 -EINVAL);
+	ck_assert_uint_eq(mem[ACPI_RSDP_START], POISON);
+}
+END_TEST
+
+/*
+ * Device (PCI0): _HID EisaId("PNP0A03"), a _CRS with bus 0, the conf1
+ * ports and the BAR window as a producer; the PkgLength runs to the end
+ * of the device.  Without a window there is no PCI0.
+ */
+START_TEST(test_dsdt_pci_host)
+{
+	static const struct acpi_pci_host pci = { 0xe0000000, 0x10000000 };
+	static const uint8_t hid[] = { '_', 'H', 'I', 'D', 0x0c,
+				       0x41, 0xd0, 0x0a, 0x03 };
+	static const uint8_t crs[] = {
+		0x88, 0x0d, 0x00, 0x02, 0x0c, 0x00,	/* WordBusNumber */
+		0, 0, 0, 0, 0, 0, 0, 0, 1, 0,		/* 0..0, length 1 */
+		0x47, 0x01, 0xf8, 0x0c, 0xf8, 0x0c, 0x01, 0x08,
+		0x87, 0x17, 0x00, 0x00, 0x0c, 0x01,	/* DWordMemory */
+		0, 0, 0, 0,				/* granularity */
+		0x00, 0x00, 0x00, 0xe0,			/* minimum */
+		0xff, 0xff, 0xff, 0xef,			/* maximum */
+		0, 0, 0, 0,				/* translation */
+		0x00, 0x00, 0x00, 0x10,			/* length */
+		0x79, 0x00,
+	};
+	const uint8_t *d, *dev;
+	uint32_t len;
+
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 2, &pci, NULL, 0), 0);
+	d = dsdt();
+	len = rd32(d + 4);
+	dev = memfind(d, len, "PCI0", 4);
+	ck_assert_ptr_nonnull(dev);
+	/* ExtOp, DeviceOp, a two-byte PkgLength running to the end. */
+	ck_assert_uint_eq(dev[-4], 0x5b);
+	ck_assert_uint_eq(dev[-3], 0x82);
+	ck_assert_uint_eq(dev[-2] >> 6, 1);
+	ck_assert_ptr_eq(dev - 2 + ((dev[-2] & 0x0f) | dev[-1] << 4), d + len);
+	ck_assert_ptr_nonnull(memfind(dev, d + len - dev, hid, sizeof(hid)));
+	ck_assert_ptr_nonnull(memfind(dev, d + len - dev, crs, sizeof(crs)));
+
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 2, NULL, NULL, 0), 0);
+	ck_assert_ptr_null(memfind(dsdt(), rd32(dsdt() + 4), "PCI0", 4));
+}
+END_TEST
+
+static const struct acpi_pci_host bad_pci[] = {
+	{ 0xe0000000, 0 },			/* empty window */
+	{ 0xf0000000, 0x20000000 },		/* crosses 4 GiB */
+};
+
+START_TEST(test_bad_pci_host)
+{
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, &bad_pci[_i], NULL,
+				     0), -EINVAL);
 	ck_assert_uint_eq(mem[ACPI_RSDP_START], POISON);
 }
 END_TEST
@@ -475,8 +531,8 @@ START_TEST(test_bad_virtio_count)
 {
 	struct acpi_virtio_mmio v[ACPI_MAX_VIRTIO + 1] = { 0 };
 
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, NULL, 1), -EINVAL);
-	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, v,
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, NULL, NULL, 1), -EINVAL);
+	ck_assert_int_eq(acpi__build(mem, LOWMEM_SIZE, 1, NULL, v,
 				     ACPI_MAX_VIRTIO + 1), -EINVAL);
 }
 END_TEST
@@ -494,7 +550,7 @@ static const struct {
 
 START_TEST(test_bad_args)
 {
-	ck_assert_int_eq(acpi__build(mem, bad_args[_i].size, bad_args[_i].ncpus, NULL, 0),
+	ck_assert_int_eq(acpi__build(mem, bad_args[_i].size, bad_args[_i].ncpus, NULL, NULL, 0),
 			 -EINVAL);
 	/* Nothing written, not even the clearing of the area. */
 	ck_assert_uint_eq(mem[ACPI_RSDP_START], POISON);
@@ -504,13 +560,13 @@ END_TEST
 
 START_TEST(test_null_mem)
 {
-	ck_assert_int_eq(acpi__build(NULL, LOWMEM_SIZE, 1, NULL, 0), -EINVAL);
+	ck_assert_int_eq(acpi__build(NULL, LOWMEM_SIZE, 1, NULL, NULL, 0), -EINVAL);
 }
 END_TEST
 
 START_TEST(test_exact_size_ok)
 {
-	ck_assert_int_eq(acpi__build(mem, ACPI_TABLES_END, 64, NULL, 0), 0);
+	ck_assert_int_eq(acpi__build(mem, ACPI_TABLES_END, 64, NULL, NULL, 0), 0);
 	ck_assert_ptr_nonnull(find_rsdp());
 }
 END_TEST
@@ -542,6 +598,9 @@ static Suite *acpi_suite(void)
 	tcase_add_loop_test(tc, test_bad_virtio, 0,
 			    sizeof(bad_virtio) / sizeof(bad_virtio[0]));
 	tcase_add_test(tc, test_bad_virtio_count);
+	tcase_add_test(tc, test_dsdt_pci_host);
+	tcase_add_loop_test(tc, test_bad_pci_host, 0,
+			    sizeof(bad_pci) / sizeof(bad_pci[0]));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("madt");

@@ -880,13 +880,21 @@ START_TEST(test_disk_option)
 	ck_assert_int_eq(options__parse_disk("img,event_idx=on", &d, err,
 					     sizeof(err)), 0);
 	ck_assert(!d.no_event_idx);
+	ck_assert_int_eq(d.transport, DISK_TRANSPORT_MMIO);
+	ck_assert_int_eq(options__parse_disk("img,transport=pci", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.transport, DISK_TRANSPORT_PCI);
+	ck_assert_int_eq(options__parse_disk("img,transport=mmio", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.transport, DISK_TRANSPORT_MMIO);
 }
 END_TEST
 
 static const char *const bad_disk[] = {
 	"", ",ro", "img,rw", "img,queues=0", "img,queues=65", "img,queues=x",
 	"img,queues=", "img,io=aio", "img,pin=none", "img,pin=", "img,pin=Fast",
-	"img,foo=1", "img,event_idx=", "img,event_idx=yes",
+	"img,foo=1", "img,event_idx=", "img,event_idx=yes", "img,transport=",
+	"img,transport=PCI", "img,transport=isa",
 };
 
 START_TEST(test_disk_option_rejects)

@@ -220,7 +220,7 @@ static void serve_queue(struct virtio_blk *blk, unsigned int qi)
 	if (broken)
 		virtio_dev__needs_reset(&blk->vdev);
 	if (irq)
-		virtio_dev__signal_used(&blk->vdev);
+		virtio_dev__signal_used(&blk->vdev, qi);
 }
 
 static void blk_notify(struct virtio_dev *vdev, unsigned int q)
@@ -272,7 +272,7 @@ static void blk_batch_done(void *opaque, unsigned int qi)
 	}
 	pthread_mutex_unlock(&q->lock);
 	if (irq)
-		virtio_dev__signal_used(&blk->vdev);
+		virtio_dev__signal_used(&blk->vdev, qi);
 }
 
 static void blk_config_read(struct virtio_dev *vdev, uint32_t off, void *data,

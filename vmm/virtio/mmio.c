@@ -75,7 +75,8 @@ static void ack_isr(struct virtio_mmio *m, uint32_t bits)
 	pthread_mutex_unlock(&m->irq_lock);
 }
 
-static void mmio_signal_used(void *transport)
+/* One line for the whole device: the queue makes no difference. */
+static void mmio_signal_used(void *transport, unsigned int q)
 {
 	raise_isr(transport, VIRTIO_MMIO_INT_VRING);
 }
@@ -169,14 +170,6 @@ static uint32_t reg_read(struct virtio_mmio *m, uint64_t off)
 	}
 }
 
-static void set_half(uint64_t *v, bool high, uint32_t val)
-{
-	if (high)
-		*v = (*v & 0xffffffffULL) | (uint64_t)val << 32;
-	else
-		*v = (*v & ~0xffffffffULL) | val;
-}
-
 /* QueueReady = 1: the one check of a queue's configuration. */
 static void queue_enable(struct virtio_mmio *m)
 {
@@ -194,66 +187,19 @@ static void queue_enable(struct virtio_mmio *m)
 	m->ready[i] = true;
 }
 
-/*
- * DRIVER_OK: the features are final (FEATURES_OK is set and freezes them)
- * and so are the rings, so this is where the queues learn of EVENT_IDX,
- * not QueueReady, which a careless driver may set before FEATURES_OK.
- * Nothing touches the rings before activate().
- */
-static void queues_start(struct virtio_mmio *m)
-{
-	struct virtio_dev *vdev = m->vdev;
-	bool event_idx = virtio_dev__has(vdev, VIRTIO_RING_F_EVENT_IDX);
-	unsigned int i;
-
-	for (i = 0; i < vdev->num_queues; i++)
-		if (m->ready[i])
-			virtq__set_event_idx(&m->vqs[i], event_idx);
-}
-
-/*
- * FEATURES_OK: only features we offered, and always VERSION_1 (this is a
- * modern-only device).  Refusing means leaving the bit clear, which the
- * driver reads back (section 3.1.1).
- */
-static bool features_ok(struct virtio_mmio *m)
-{
-	uint64_t f = m->drv_features;
-
-	if (f & ~m->vdev->features)
-		return false;
-	if (!(f & (1ULL << VIRTIO_F_VERSION_1)))
-		return false;
-	m->vdev->driver_features = f;
-	return true;
-}
-
 static void status_write(struct virtio_mmio *m, uint32_t val)
 {
-	uint32_t old = m->status, set;
-
-	if (!val) {
+	switch (virtio__status_write(m->vdev, &m->status, val,
+				     m->drv_features)) {
+	case VIRTIO_STATUS_RESET:
 		device_reset(m);
-		return;
+		break;
+	case VIRTIO_STATUS_BROKEN:
+		mmio_needs_reset(m);
+		break;
+	case VIRTIO_STATUS_DONE:
+		break;
 	}
-	val &= ~VIRTIO_CONFIG_S_NEEDS_RESET;	/* ours to set, not the driver's */
-	if (old & ~val)
-		return;				/* only a reset clears bits */
-	set = val & ~old;
-	if ((set & VIRTIO_CONFIG_S_FEATURES_OK) && !features_ok(m))
-		val &= ~VIRTIO_CONFIG_S_FEATURES_OK;
-	if (set & VIRTIO_CONFIG_S_DRIVER_OK) {
-		if (!(val & VIRTIO_CONFIG_S_FEATURES_OK)) {
-			mmio_needs_reset(m);
-			return;
-		}
-		m->status = val;
-		queues_start(m);
-		if (m->vdev->ops->activate(m->vdev) < 0)
-			mmio_needs_reset(m);
-		return;
-	}
-	m->status = val;
 }
 
 /*
@@ -276,7 +222,7 @@ static int reg_write(struct virtio_mmio *m, uint64_t off, uint32_t val)
 	case VIRTIO_MMIO_DRIVER_FEATURES:
 		if (m->drv_features_sel <= 1 &&
 		    !(m->status & VIRTIO_CONFIG_S_FEATURES_OK))
-			set_half(&m->drv_features, m->drv_features_sel, val);
+			virtio__set_half(&m->drv_features, m->drv_features_sel, val);
 		break;
 	case VIRTIO_MMIO_QUEUE_SEL:
 		m->queue_sel = val;
@@ -288,17 +234,17 @@ static int reg_write(struct virtio_mmio *m, uint64_t off, uint32_t val)
 	case VIRTIO_MMIO_QUEUE_DESC_LOW:
 	case VIRTIO_MMIO_QUEUE_DESC_HIGH:
 		if (q_writable)
-			set_half(&q->desc, off == VIRTIO_MMIO_QUEUE_DESC_HIGH, val);
+			virtio__set_half(&q->desc, off == VIRTIO_MMIO_QUEUE_DESC_HIGH, val);
 		break;
 	case VIRTIO_MMIO_QUEUE_AVAIL_LOW:
 	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH:
 		if (q_writable)
-			set_half(&q->avail, off == VIRTIO_MMIO_QUEUE_AVAIL_HIGH, val);
+			virtio__set_half(&q->avail, off == VIRTIO_MMIO_QUEUE_AVAIL_HIGH, val);
 		break;
 	case VIRTIO_MMIO_QUEUE_USED_LOW:
 	case VIRTIO_MMIO_QUEUE_USED_HIGH:
 		if (q_writable)
-			set_half(&q->used, off == VIRTIO_MMIO_QUEUE_USED_HIGH, val);
+			virtio__set_half(&q->used, off == VIRTIO_MMIO_QUEUE_USED_HIGH, val);
 		break;
 	case VIRTIO_MMIO_QUEUE_READY:
 		if (val == 1 && q_writable)

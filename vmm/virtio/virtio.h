@@ -39,8 +39,12 @@ struct virtio_dev_ops {
 
 /* Services of the transport a device calls, from any thread. */
 struct virtio_transport_ops {
-	/* Used buffers were added: raise the interrupt (if wanted). */
-	void (*signal_used)(void *transport);
+	/*
+	 * Used buffers were added to queue @q: raise its interrupt.  The
+	 * device asks only when the driver wants one (virtq__needs_interrupt);
+	 * the queue matters to transports with a vector per queue (MSI-X).
+	 */
+	void (*signal_used)(void *transport, unsigned int q);
 	/* The guest broke the protocol: set NEEDS_RESET, tell the driver. */
 	void (*needs_reset)(void *transport);
 };
@@ -63,9 +67,10 @@ struct virtio_dev {
 	void *transport;
 };
 
-static inline void virtio_dev__signal_used(struct virtio_dev *vdev)
+static inline void virtio_dev__signal_used(struct virtio_dev *vdev,
+					   unsigned int q)
 {
-	vdev->tops->signal_used(vdev->transport);
+	vdev->tops->signal_used(vdev->transport, q);
 }
 
 static inline void virtio_dev__needs_reset(struct virtio_dev *vdev)
@@ -78,5 +83,32 @@ static inline bool virtio_dev__has(const struct virtio_dev *vdev,
 {
 	return vdev->driver_features & (1ULL << bit);
 }
+
+/* Sets the low or high half of a 64-bit register the driver writes. */
+static inline void virtio__set_half(uint64_t *v, bool high, uint32_t val)
+{
+	if (high)
+		*v = (*v & 0xffffffffULL) | (uint64_t)val << 32;
+	else
+		*v = (*v & ~0xffffffffULL) | val;
+}
+
+/* What a transport does after the driver wrote the device status. */
+enum virtio_status_action {
+	VIRTIO_STATUS_DONE,	/* *status updated (or the write ignored) */
+	VIRTIO_STATUS_RESET,	/* 0 was written: reset the device */
+	VIRTIO_STATUS_BROKEN,	/* protocol broken: set NEEDS_RESET */
+};
+
+/*
+ * The driver wrote @val to the status register @status, having written
+ * @drv_features as its features.  Checks the features at FEATURES_OK
+ * (refused: the bit stays clear), and at DRIVER_OK turns on EVENT_IDX in
+ * the ready queues and activates the device.  Called under the
+ * transport's register lock, with vdev->vqs and vdev->ready set.
+ */
+enum virtio_status_action virtio__status_write(struct virtio_dev *vdev,
+					       uint32_t *status, uint32_t val,
+					       uint64_t drv_features);
 
 #endif /* GPIN_VIRTIO_H */

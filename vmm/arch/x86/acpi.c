@@ -238,6 +238,7 @@ _Static_assert(PORT_PVPANIC <= 0xffff, "pvpanic port in a 16-bit IO descriptor")
 
 /* AML opcodes and prefixes used below (ACPI 6.3, section 20). */
 #define AML_ZERO_OP		0x00
+#define AML_DWORD_PREFIX	0x0c
 #define AML_NAME_OP		0x08
 #define AML_BYTE_PREFIX		0x0a
 #define AML_STRING_PREFIX	0x0d
@@ -265,6 +266,20 @@ _Static_assert(PORT_PVPANIC <= 0xffff, "pvpanic port in a 16-bit IO descriptor")
  *			Name (_STA, 0x0F)
  *			Name (_CRS, ResourceTemplate () {
  *				IO (Decode16, 0x505, 0x505, 1, 1)
+ *			})
+ *		}
+ *		Device (PCI0) {			// with PCI devices only
+ *			Name (_HID, EisaId ("PNP0A03"))
+ *			Name (_UID, 0)
+ *			Name (_CRS, ResourceTemplate () {
+ *				WordBusNumber (ResourceProducer, MinFixed,
+ *					       MaxFixed, PosDecode, 0, 0, 0,
+ *					       0, 1)
+ *				IO (Decode16, 0xcf8, 0xcf8, 1, 8)
+ *				DWordMemory (ResourceProducer, PosDecode,
+ *					     MinFixed, MaxFixed, NonCacheable,
+ *					     ReadWrite, 0, base, base+size-1,
+ *					     0, size)
  *			})
  *		}
  *		Device (VR00) {			// one per virtio-mmio device
@@ -322,7 +337,7 @@ static const uint8_t dsdt_pvpanic[] = {
 	ACPI_RES_END_TAG, 0x00,			/* checksum 0: not checked */
 };
 
-/* Room for the DSDT body with ACPI_MAX_VIRTIO devices (~70 bytes each). */
+/* Room for the DSDT body: PCI0 and ACPI_MAX_VIRTIO devices (~70 bytes each). */
 #define DSDT_BODY_MAX		4096
 
 /* An AML byte stream being built; @overflow makes every later put a no-op. */
@@ -449,7 +464,83 @@ static void aml_virtio_mmio(struct aml *a, unsigned int uid,
 	aml_close(a, dev);
 }
 
-static void aml_dsdt_body(struct aml *a, const struct acpi_virtio_mmio *virtio,
+/* Address space descriptors (section 6.4.3.5). */
+#define ACPI_RES_DWORD_ADDR	0x87
+#define ACPI_RES_WORD_ADDR	0x88
+#define ACPI_RES_SPACE_MEM	0
+#define ACPI_RES_SPACE_BUS	2
+/* General flags: producer, positive decode, min and max fixed. */
+#define ACPI_RES_WINDOW_FIXED	0x0c
+/* EisaId ("PNP0A03"), a PCI host bridge, as AML encodes it. */
+#define ACPI_PNP0A03		0x030ad041u
+
+static void aml_u16(struct aml *a, uint16_t v)
+{
+	aml_byte(a, v);
+	aml_byte(a, v >> 8);
+}
+
+static void aml_pci_host(struct aml *a, const struct acpi_pci_host *pci)
+{
+	size_t dev, buf;
+
+	aml_byte(a, AML_EXT_OP_PREFIX);
+	aml_byte(a, AML_DEVICE_OP);
+	dev = aml_open(a);
+	aml_name_seg(a, "PCI0");
+
+	aml_byte(a, AML_NAME_OP);
+	aml_name_seg(a, "_HID");
+	aml_byte(a, AML_DWORD_PREFIX);
+	aml_u32(a, ACPI_PNP0A03);
+
+	aml_byte(a, AML_NAME_OP);
+	aml_name_seg(a, "_UID");
+	aml_byte(a, AML_ZERO_OP);
+
+	aml_byte(a, AML_NAME_OP);
+	aml_name_seg(a, "_CRS");
+	aml_byte(a, AML_BUFFER_OP);
+	buf = aml_open(a);
+	aml_byte(a, AML_BYTE_PREFIX);
+	aml_byte(a, 16 + 8 + 26 + 2);		/* BufferSize */
+	/* Bus 0 only. */
+	aml_byte(a, ACPI_RES_WORD_ADDR);
+	aml_u16(a, 13);
+	aml_byte(a, ACPI_RES_SPACE_BUS);
+	aml_byte(a, ACPI_RES_WINDOW_FIXED);
+	aml_byte(a, 0);				/* type-specific flags */
+	aml_u16(a, 0);				/* granularity */
+	aml_u16(a, 0);				/* minimum */
+	aml_u16(a, 0);				/* maximum */
+	aml_u16(a, 0);				/* translation */
+	aml_u16(a, 1);				/* length */
+	/* The configuration ports the bridge itself decodes. */
+	aml_byte(a, ACPI_RES_IO_PORT);
+	aml_byte(a, ACPI_RES_IO_DECODE16);
+	aml_u16(a, PORT_PCI_CONF1);
+	aml_u16(a, PORT_PCI_CONF1);
+	aml_byte(a, 1);				/* alignment */
+	aml_byte(a, PORT_PCI_CONF1_LEN);
+	/* The BAR window: read-write, non-cacheable memory. */
+	aml_byte(a, ACPI_RES_DWORD_ADDR);
+	aml_u16(a, 23);
+	aml_byte(a, ACPI_RES_SPACE_MEM);
+	aml_byte(a, ACPI_RES_WINDOW_FIXED);
+	aml_byte(a, ACPI_RES_MEM_RW);
+	aml_u32(a, 0);				/* granularity */
+	aml_u32(a, pci->mmio_base);
+	aml_u32(a, pci->mmio_base + pci->mmio_size - 1);
+	aml_u32(a, 0);				/* translation */
+	aml_u32(a, pci->mmio_size);
+	aml_byte(a, ACPI_RES_END_TAG);
+	aml_byte(a, 0);
+	aml_close(a, buf);
+	aml_close(a, dev);
+}
+
+static void aml_dsdt_body(struct aml *a, const struct acpi_pci_host *pci,
+			  const struct acpi_virtio_mmio *virtio,
 			  unsigned int nvirtio)
 {
 	unsigned int i;
@@ -461,6 +552,8 @@ static void aml_dsdt_body(struct aml *a, const struct acpi_virtio_mmio *virtio,
 	scope = aml_open(a);
 	aml_put(a, "\\_SB_", 5);
 	aml_put(a, dsdt_pvpanic, sizeof(dsdt_pvpanic));
+	if (pci)
+		aml_pci_host(a, pci);
 	for (i = 0; i < nvirtio; i++)
 		aml_virtio_mmio(a, i, &virtio[i]);
 	aml_close(a, scope);
@@ -527,6 +620,7 @@ static struct acpi_gas acpi_gas_io(uint16_t port, uint8_t bytes,
 }
 
 static int acpi_build_dsdt(struct acpi_builder *b,
+			   const struct acpi_pci_host *pci,
 			   const struct acpi_virtio_mmio *virtio,
 			   unsigned int nvirtio, uint64_t *gpa)
 {
@@ -536,7 +630,7 @@ static int acpi_build_dsdt(struct acpi_builder *b,
 
 	body.len = 0;
 	body.overflow = false;
-	aml_dsdt_body(&body, virtio, nvirtio);
+	aml_dsdt_body(&body, pci, virtio, nvirtio);
 	if (body.overflow)
 		return -ENOSPC;
 	len = sizeof(struct acpi_table_header) + body.len;
@@ -736,13 +830,14 @@ static void acpi_build_rsdp(uint8_t *mem, uint64_t rsdt, uint64_t xsdt)
 enum { SDT_FADT, SDT_MADT, SDT_COUNT };
 
 static int acpi_build_tables(struct acpi_builder *b, unsigned int ncpus,
+			     const struct acpi_pci_host *pci,
 			     const struct acpi_virtio_mmio *virtio,
 			     unsigned int nvirtio, uint64_t *rsdt, uint64_t *xsdt)
 {
 	uint64_t dsdt, facs, sdt[SDT_COUNT];
 	int ret;
 
-	ret = acpi_build_dsdt(b, virtio, nvirtio, &dsdt);
+	ret = acpi_build_dsdt(b, pci, virtio, nvirtio, &dsdt);
 	if (!ret)
 		ret = acpi_build_facs(b, &facs);
 	if (!ret)
@@ -773,7 +868,14 @@ static bool virtio_ok(const struct acpi_virtio_mmio *virtio,
 	return true;
 }
 
+static bool pci_ok(const struct acpi_pci_host *pci)
+{
+	return !pci || (pci->mmio_size &&
+			pci->mmio_size <= SZ_4G - pci->mmio_base);
+}
+
 int acpi__build(void *lowmem, size_t lowmem_size, unsigned int ncpus,
+		const struct acpi_pci_host *pci,
 		const struct acpi_virtio_mmio *virtio, unsigned int nvirtio)
 {
 	struct acpi_builder b = {
@@ -788,12 +890,12 @@ int acpi__build(void *lowmem, size_t lowmem_size, unsigned int ncpus,
 		return -EINVAL;
 	if (ncpus == 0 || ncpus > ACPI_MAX_CPUS)
 		return -EINVAL;
-	if (!virtio_ok(virtio, nvirtio))
+	if (!virtio_ok(virtio, nvirtio) || !pci_ok(pci))
 		return -EINVAL;
 
 	/* Whatever was there before must not look like a table or an RSDP. */
 	memset(b.mem + ACPI_RSDP_START, 0, ACPI_TABLES_END - ACPI_RSDP_START);
-	ret = acpi_build_tables(&b, ncpus, virtio, nvirtio, &rsdt, &xsdt);
+	ret = acpi_build_tables(&b, ncpus, pci, virtio, nvirtio, &rsdt, &xsdt);
 	if (ret)
 		return ret;
 	/* Last, so a failed build leaves nothing for the guest to find. */

@@ -51,6 +51,13 @@
 #define VIRTIO_MMIO_START	0xd0000000ULL
 #define VIRTIO_MMIO_SIZE	0x1000ULL	/* per device */
 #define VIRTIO_MMIO_MAX		32
+/*
+ * PCI memory BARs: the host bridge's window (the DSDT's PCI0 _CRS), one
+ * fixed slot per device (vm.c).
+ */
+#define PCI_MMIO_START		0xe0000000ULL
+#define PCI_MMIO_SIZE		0x10000000ULL
+#define PCI_MMIO_SLOT_SIZE	0x100000ULL
 #define IOAPIC_START		0xfec00000ULL
 #define LAPIC_START		0xfee00000ULL
 
@@ -64,6 +71,8 @@
 #define IRQ_ACPI_SCI		9
 #define PORT_EXIT		0x501		/* test exit device, 1 byte */
 #define PORT_PVPANIC		0x505		/* pvpanic, 1 byte */
+#define PORT_PCI_CONF1		0xcf8		/* address 0xcf8, data 0xcfc */
+#define PORT_PCI_CONF1_LEN	8
 
 /* Guest memory limits accepted by --mem. */
 #define GUEST_MEM_MIN		(64ULL * SZ_1M)
