@@ -21,13 +21,6 @@
 
 #include "virtio/mmio.h"
 
-struct mmio_queue {
-	uint16_t num;
-	uint64_t desc;
-	uint64_t avail;
-	uint64_t used;
-};
-
 struct virtio_mmio {
 	struct virtio_dev *vdev;
 	struct virtq_mem mem;
@@ -42,7 +35,7 @@ struct virtio_mmio {
 	uint32_t drv_features_sel;
 	uint32_t queue_sel;
 	uint64_t drv_features;
-	struct mmio_queue *queues;
+	struct virtq_cfg *queues;
 	struct virtq *vqs;
 	bool *ready;
 
@@ -118,7 +111,7 @@ static void device_reset(struct virtio_mmio *m)
 	ack_isr(m, ~0u);
 }
 
-static struct mmio_queue *selected(struct virtio_mmio *m)
+static struct virtq_cfg *selected(struct virtio_mmio *m)
 {
 	if (m->queue_sel >= m->vdev->num_queues)
 		return NULL;
@@ -128,7 +121,7 @@ static struct mmio_queue *selected(struct virtio_mmio *m)
 static uint32_t reg_read(struct virtio_mmio *m, uint64_t off)
 {
 	struct virtio_dev *vdev = m->vdev;
-	struct mmio_queue *q = selected(m);
+	struct virtq_cfg *q = selected(m);
 
 	switch (off) {
 	case VIRTIO_MMIO_MAGIC_VALUE:
@@ -173,18 +166,13 @@ static uint32_t reg_read(struct virtio_mmio *m, uint64_t off)
 /* QueueReady = 1: the one check of a queue's configuration. */
 static void queue_enable(struct virtio_mmio *m)
 {
-	struct mmio_queue *q = selected(m);
+	struct virtq_cfg *q = selected(m);
 	unsigned int i = m->queue_sel;
 
 	if (!q || m->ready[i])
 		return;
-	if (q->num > m->vdev->queue_max ||
-	    virtq__init(&m->vqs[i], &m->mem, q->num, q->desc, q->avail,
-			q->used)) {
+	if (!virtio__queue_enable(m->vdev, i, &m->mem, q))
 		mmio_needs_reset(m);
-		return;
-	}
-	m->ready[i] = true;
 }
 
 static void status_write(struct virtio_mmio *m, uint32_t val)
@@ -208,7 +196,7 @@ static void status_write(struct virtio_mmio *m, uint32_t val)
  */
 static int reg_write(struct virtio_mmio *m, uint64_t off, uint32_t val)
 {
-	struct mmio_queue *q = selected(m);
+	struct virtq_cfg *q = selected(m);
 	bool q_writable = q && !m->ready[m->queue_sel] &&
 			  !(m->status & VIRTIO_CONFIG_S_DRIVER_OK);
 

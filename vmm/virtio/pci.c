@@ -23,11 +23,8 @@
 #define CLASS_OTHER		0xff0000
 
 struct pci_queue {
-	uint16_t num;
+	struct virtq_cfg cfg;
 	uint16_t vector;	/* atomic: read by completion threads */
-	uint64_t desc;
-	uint64_t avail;
-	uint64_t used;
 };
 
 struct virtio_pci {
@@ -99,7 +96,7 @@ static void regs_reset(struct virtio_pci *p)
 	memset(p->vqs, 0, n * sizeof(*p->vqs));
 	memset(p->ready, 0, n * sizeof(*p->ready));
 	for (i = 0; i < n; i++) {
-		p->queues[i] = (struct pci_queue) { .num = vdev->queue_max };
+		p->queues[i] = (struct pci_queue) { .cfg.num = vdev->queue_max };
 		__atomic_store_n(&p->queues[i].vector, VIRTIO_MSI_NO_VECTOR,
 				 __ATOMIC_RELEASE);
 	}
@@ -195,7 +192,7 @@ static uint32_t common_read(struct virtio_pci *p, uint64_t off)
 	case VIRTIO_PCI_COMMON_Q_SELECT:
 		return p->queue_sel;
 	case VIRTIO_PCI_COMMON_Q_SIZE:
-		return q ? q->num : 0;
+		return q ? q->cfg.num : 0;
 	case VIRTIO_PCI_COMMON_Q_MSIX:
 		return q ? q->vector : VIRTIO_MSI_NO_VECTOR;
 	case VIRTIO_PCI_COMMON_Q_ENABLE:
@@ -203,17 +200,17 @@ static uint32_t common_read(struct virtio_pci *p, uint64_t off)
 	case VIRTIO_PCI_COMMON_Q_NOFF:
 		return q ? p->queue_sel : 0;
 	case VIRTIO_PCI_COMMON_Q_DESCLO:
-		return q ? (uint32_t)q->desc : 0;
+		return q ? (uint32_t)q->cfg.desc : 0;
 	case VIRTIO_PCI_COMMON_Q_DESCHI:
-		return q ? q->desc >> 32 : 0;
+		return q ? q->cfg.desc >> 32 : 0;
 	case VIRTIO_PCI_COMMON_Q_AVAILLO:
-		return q ? (uint32_t)q->avail : 0;
+		return q ? (uint32_t)q->cfg.avail : 0;
 	case VIRTIO_PCI_COMMON_Q_AVAILHI:
-		return q ? q->avail >> 32 : 0;
+		return q ? q->cfg.avail >> 32 : 0;
 	case VIRTIO_PCI_COMMON_Q_USEDLO:
-		return q ? (uint32_t)q->used : 0;
+		return q ? (uint32_t)q->cfg.used : 0;
 	case VIRTIO_PCI_COMMON_Q_USEDHI:
-		return q ? q->used >> 32 : 0;
+		return q ? q->cfg.used >> 32 : 0;
 	default:
 		return 0;
 	}
@@ -227,13 +224,8 @@ static void queue_enable(struct virtio_pci *p)
 
 	if (!q || p->ready[i])
 		return;
-	if (q->num > p->vdev->queue_max ||
-	    virtq__init(&p->vqs[i], &p->mem, q->num, q->desc, q->avail,
-			q->used)) {
+	if (!virtio__queue_enable(p->vdev, i, &p->mem, &q->cfg))
 		pci_needs_reset(p);
-		return;
-	}
-	p->ready[i] = true;
 }
 
 static void status_write(struct virtio_pci *p, uint32_t val)
@@ -287,7 +279,7 @@ static void common_write(struct virtio_pci *p, uint64_t off, uint32_t val)
 		break;
 	case VIRTIO_PCI_COMMON_Q_SIZE:
 		if (q_writable)
-			q->num = val;
+			q->cfg.num = val;
 		break;
 	case VIRTIO_PCI_COMMON_Q_MSIX:
 		if (q)
@@ -302,19 +294,19 @@ static void common_write(struct virtio_pci *p, uint64_t off, uint32_t val)
 	case VIRTIO_PCI_COMMON_Q_DESCLO:
 	case VIRTIO_PCI_COMMON_Q_DESCHI:
 		if (q_writable)
-			virtio__set_half(&q->desc,
+			virtio__set_half(&q->cfg.desc,
 					 off == VIRTIO_PCI_COMMON_Q_DESCHI, val);
 		break;
 	case VIRTIO_PCI_COMMON_Q_AVAILLO:
 	case VIRTIO_PCI_COMMON_Q_AVAILHI:
 		if (q_writable)
-			virtio__set_half(&q->avail,
+			virtio__set_half(&q->cfg.avail,
 					 off == VIRTIO_PCI_COMMON_Q_AVAILHI, val);
 		break;
 	case VIRTIO_PCI_COMMON_Q_USEDLO:
 	case VIRTIO_PCI_COMMON_Q_USEDHI:
 		if (q_writable)
-			virtio__set_half(&q->used,
+			virtio__set_half(&q->cfg.used,
 					 off == VIRTIO_PCI_COMMON_Q_USEDHI, val);
 		break;
 	default:

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The device-status state machine (sections 2.1 and 3.1.1), the same for
- * every transport: the transport owns the register and its lock, this
- * decides what a write means.
+ * What every transport does the same: the device-status state machine
+ * (sections 2.1 and 3.1.1) and the check of an enabled queue.  The
+ * transport owns the registers and their lock; this decides what a write
+ * means.
  */
 #include "virtio/virtio.h"
 
@@ -64,4 +65,16 @@ enum virtio_status_action virtio__status_write(struct virtio_dev *vdev,
 	}
 	*status = val;
 	return VIRTIO_STATUS_DONE;
+}
+
+bool virtio__queue_enable(struct virtio_dev *vdev, unsigned int i,
+			  const struct virtq_mem *mem,
+			  const struct virtq_cfg *cfg)
+{
+	if (cfg->num > vdev->queue_max ||
+	    virtq__init(&vdev->vqs[i], mem, cfg->num, cfg->desc, cfg->avail,
+			cfg->used))
+		return false;
+	vdev->ready[i] = true;
+	return true;
 }

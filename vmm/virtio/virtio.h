@@ -93,6 +93,25 @@ static inline void virtio__set_half(uint64_t *v, bool high, uint32_t val)
 		*v = (*v & ~0xffffffffULL) | val;
 }
 
+/* A queue's configuration as the driver writes it, before enabling it. */
+struct virtq_cfg {
+	uint16_t num;
+	uint64_t desc;
+	uint64_t avail;
+	uint64_t used;
+};
+
+/*
+ * The driver enabled queue @i configured as @cfg: the one check of a
+ * queue's configuration, the same on every transport (size within
+ * queue_max, rings that virtq__init accepts in @mem).  Returns false when
+ * the transport must set NEEDS_RESET.  Under the transport's register
+ * lock, with vdev->vqs and vdev->ready set.
+ */
+bool virtio__queue_enable(struct virtio_dev *vdev, unsigned int i,
+			  const struct virtq_mem *mem,
+			  const struct virtq_cfg *cfg);
+
 /* What a transport does after the driver wrote the device status. */
 enum virtio_status_action {
 	VIRTIO_STATUS_DONE,	/* *status updated (or the write ignored) */
