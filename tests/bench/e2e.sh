@@ -532,7 +532,7 @@ main() {
 	done
 	((${#files[@]})) || { echo "e2e: no results"; exit 1; }
 	E2E_DEATHS=$(cat "$work"/cpus*/guest-deaths-*.txt 2>/dev/null | sort | uniq -c |
-		awk '{printf "%s%s with %d vCPUs %d time(s)", NR > 1 ? ", " : "", $2, $3, $1}')
+		awk '{printf "%s%s with %d vCPUs %d time(s)", (NR > 1 ? ", " : ""), $2, $3, $1}')
 	export E2E_DEATHS E2E_TRANSPORT=$transport
 	echo
 	report "$out" "$cmd" "$KVER" "$rev" "${files[@]}"
