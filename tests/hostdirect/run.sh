@@ -165,8 +165,9 @@ stop_vmm() {
 }
 
 # SIGUSR1 while the guest runs (virtio payload, wait=1: it halts after its
-# 5 requests) prints the counter line of the exit, and the VMM goes on
-# until SIGTERM, which prints it once more.
+# 5 requests) prints the counter line of the exit and where vCPU 0 is (in
+# the guest, halted, and its registers), and the VMM goes on until
+# SIGTERM, which prints the counters once more.
 counters_on_sigusr1() {
 	local want="gpin-vmm: blk0-q0: 5 requests, 1024 bytes, 2 errors"
 	local problem='' pid running=yes
@@ -178,6 +179,12 @@ counters_on_sigusr1() {
 	else
 		kill -USR1 "$pid"
 		wait_for "$err" "blk0-q0:" || problem="no blk0-q0 line on SIGUSR1"
+		# The halted vCPU: its place, then its registers (its own
+		# thread prints them once kicked out of KVM_RUN).
+		wait_for "$err" "gpin-vmm: vcpu0: rip 0x" ||
+			problem="no vcpu0 registers on SIGUSR1"
+		grep -q "^gpin-vmm: vcpu0: [0-9]* exits, in the guest" "$err" ||
+			problem="no vcpu0 state line on SIGUSR1"
 		sleep 0.2
 		kill -0 "$pid" 2>/dev/null || running=no
 	fi
@@ -191,7 +198,7 @@ counters_on_sigusr1() {
 	elif [ "$status" -ne 143 ]; then
 		problem="exit status $status after SIGTERM, expected 143"
 	fi
-	result "virtio-blk: SIGUSR1 prints the queue counters while it runs" \
+	result "virtio-blk: SIGUSR1 prints the queue counters and vCPU state while it runs" \
 		"$problem"
 }
 
