@@ -71,10 +71,11 @@ static const char full_xml[] =
 "    <emulator>/usr/bin/gpin-vmm</emulator>\n"
 "    <disk type='file' device='disk'><driver name='qemu' type='raw' "
 "cache='none' io='io_uring' queues='4'/><source file='/img/a'/>"
-"<target dev='vda' bus='virtio'/><readonly/></disk>\n"
+"<target dev='vda' bus='virtio'/><readonly/><address type='pci' "
+"domain='0x0000' bus='0x00' slot='0x04' function='0x0'/></disk>\n"
 "    <disk type='block' device='disk'><driver name='qemu' type='raw' "
 "cache='none' io='threads' event_idx='off'/><source dev='/dev/null'/>"
-"<target dev='vdb' bus='virtio'/></disk>\n"
+"<target dev='vdb' bus='virtio'/><address type='virtio-mmio'/></disk>\n"
 "    <serial type='pty'><target port='0'/></serial>\n"
 "    <console type='pty'><target type='serial' port='0'/></console>\n"
 "  </devices>\n"
@@ -104,6 +105,8 @@ START_TEST(test_full)
 	ck_assert_int_eq(d.disks[0].service, DOMAIN_SERVICE_VCPU);
 	ck_assert(!d.disks[0].no_event_idx);
 	ck_assert(d.disks[1].no_event_idx);
+	ck_assert_int_eq(d.disks[0].bus, DOMAIN_BUS_PCI);
+	ck_assert_int_eq(d.disks[1].bus, DOMAIN_BUS_VIRTIO_MMIO);
 	ck_assert_int_eq(d.disks[1].type, DOMAIN_DISK_BLOCK);
 	ck_assert_str_eq(d.disks[1].path, "/dev/null");
 	ck_assert(!d.disks[1].readonly);
@@ -191,6 +194,13 @@ static const struct {
 	{ DOM(MEM KERNEL "<devices><disk type='file' device='disk'><source "
 	  "file='/x'/><target dev='hda' bus='ide'/></disk></devices>"),
 	  "unsupported disk bus", false },
+	{ DOM(MEM KERNEL "<devices><disk type='file' device='disk'><source "
+	  "file='/x'/><target dev='vda'/><address type='drive' controller='0' "
+	  "bus='0' unit='0'/></disk></devices>"),
+	  "controller", false },
+	{ DOM(MEM KERNEL "<devices><disk type='file' device='disk'><source "
+	  "file='/x'/><target dev='vda'/><address type='ccw'/></disk></devices>"),
+	  "<address type='ccw'>: gpin-vmm's disks are on", false },
 	{ DOM(MEM KERNEL "<devices><disk type='file' device='cdrom'><source "
 	  "file='/x'/><target dev='vda'/></disk></devices>"),
 	  "device='cdrom'", false },
@@ -337,6 +347,8 @@ START_TEST(test_apply)
 	ck_assert_int_eq(o.disks[1].io, DISK_IO_IOTHREAD);
 	ck_assert(!o.disks[0].no_event_idx);
 	ck_assert(o.disks[1].no_event_idx);
+	ck_assert_int_eq(o.disks[0].transport, DISK_TRANSPORT_PCI);
+	ck_assert_int_eq(o.disks[1].transport, DISK_TRANSPORT_MMIO);
 	domain__free(&d);
 }
 END_TEST

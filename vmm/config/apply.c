@@ -23,6 +23,9 @@ static int apply_disk(const struct domain_disk *disk, struct disk_options *out,
 			      disk->queues);
 	if (disk->no_event_idx && n > 0 && (size_t)n < sizeof(spec))
 		n += snprintf(spec + n, sizeof(spec) - n, ",event_idx=off");
+	if (disk->bus != DOMAIN_BUS_DEFAULT && n > 0 && (size_t)n < sizeof(spec))
+		n += snprintf(spec + n, sizeof(spec) - n, ",transport=%s",
+			      disk->bus == DOMAIN_BUS_PCI ? "pci" : "mmio");
 	if (n < 0 || (size_t)n >= sizeof(spec))
 		return snprintf(err, errlen, "disk '%s': path too long",
 				disk->target), -1;

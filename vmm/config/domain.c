@@ -480,6 +480,30 @@ static int parse_target(struct parse_ctx *c, const xmlNode *n,
 	return ret;
 }
 
+/*
+ * <address type='pci'|'virtio-mmio'>: the transport.  A PCI address's
+ * domain, bus, slot and function are accepted (libvirt writes them into
+ * every domain it saves) but gpin-vmm places the device itself.
+ */
+static int parse_address(struct parse_ctx *c, const xmlNode *n,
+			 struct domain_disk *disk)
+{
+	static const char *const attrs[] = { "type", "domain", "bus", "slot",
+					     "function", NULL };
+	char *type = attr(n, "type");
+	int ret = check_attrs(c, n, attrs) ?: no_children(c, n);
+
+	if (!ret && type && !strcmp(type, "pci"))
+		disk->bus = DOMAIN_BUS_PCI;
+	else if (!ret && type && !strcmp(type, "virtio-mmio"))
+		disk->bus = DOMAIN_BUS_VIRTIO_MMIO;
+	else if (!ret)
+		ret = fail(c, n, "<address type='%s'>: gpin-vmm's disks are "
+			   "on 'pci' or 'virtio-mmio'", type ? type : "");
+	xmlFree(type);
+	return ret;
+}
+
 static int parse_disk(struct parse_ctx *c, const xmlNode *dn, struct domain *d)
 {
 	static const char *const attrs[] = { "type", "device", NULL };
@@ -515,6 +539,8 @@ static int parse_disk(struct parse_ctx *c, const xmlNode *dn, struct domain *d)
 			ret = parse_source(c, n, disk);
 		else if (is(n, "target"))
 			ret = parse_target(c, n, disk);
+		else if (is(n, "address"))
+			ret = parse_address(c, n, disk);
 		else if (is(n, "readonly"))
 			ret = check_flag(c, n);
 		else

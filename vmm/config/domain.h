@@ -64,6 +64,13 @@ enum domain_disk_service {
 	DOMAIN_SERVICE_IOTHREAD, /* the queue's own thread (ioeventfd) */
 };
 
+/* <disk><address type=…>: the disk's virtio transport. */
+enum domain_disk_bus {
+	DOMAIN_BUS_DEFAULT,	/* no <address>: the VMM's default */
+	DOMAIN_BUS_VIRTIO_MMIO,	/* type='virtio-mmio' */
+	DOMAIN_BUS_PCI,		/* type='pci' */
+};
+
 struct domain_disk {
 	enum domain_disk_type type;
 	char *path;		/* source file= or dev= */
@@ -72,6 +79,7 @@ struct domain_disk {
 	enum domain_disk_aio aio;
 	unsigned int queues;	/* 0: the VMM's default (one per vCPU) */
 	bool no_event_idx;	/* <driver event_idx='off'> */
+	enum domain_disk_bus bus;	/* <address type=…> */
 	enum domain_disk_pin pin;
 	enum domain_disk_service service;
 };
