@@ -34,22 +34,22 @@ has() {
 # stopped, status 125.  At the timeout the same, status 124.
 readonly EX_STALLED=125
 run_vmm() {
-	local limit=$1 log=$2 pid t=0 rc=0
+	local limit=$1 log=$2 pid end rc=0
 	shift 2
+	end=$((SECONDS + limit))
 	"$@" </dev/null >"$log" 2>&1 &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
-		if ((t >= limit)) ||
+		if ((SECONDS >= end)) ||
 			grep -aqE 'rcu: INFO: rcu_.* detected stalls|soft lockup - CPU' "$log"; then
 			kill -USR1 "$pid" 2>/dev/null
 			sleep 3
 			kill -TERM "$pid" 2>/dev/null
 			wait "$pid" 2>/dev/null
-			((t >= limit)) && return 124
+			((SECONDS >= end)) && return 124
 			return "$EX_STALLED"
 		fi
 		sleep 1
-		t=$((t + 1))
 	done
 	wait "$pid" || rc=$?
 	return "$rc"
