@@ -66,14 +66,16 @@ boot() {
 			"$(echo "$t1 - $t0" | bc)"
 		grep -a '^gpin-vmm: \(blk\|vcpu\)\|^GUEST' "$log" | tr -d '\r' | sed 's/^/#   /' || true
 		# A reset ends the VMM with 0 too: a guest that triple-faulted
-		# did not do its work.  Guests die so, stall or hang (124: no
-		# message, the limit) under load now and then, an open problem
-		# (docs/RIG.md): the case runs again, up to three boots in all.
+		# did not do its work.  Guests die so (or double-fault: an
+		# interrupt taken where interrupts are off), stall or hang
+		# (124: no message, the limit) under load now and then, an open
+		# problem (docs/RIG.md): the case runs again, up to three boots.
 		if ! has "$log" '^gpin-vmm: guest triple fault' &&
+			! has "$log" 'PANIC: double fault' &&
 			((rc != EX_STALLED && rc != 124)); then
 			break
 		fi
-		echo "# $name: the guest triple-faulted, stalled or hung (open problem, docs/RIG.md)"
+		echo "# $name: the guest triple-faulted, double-faulted, stalled or hung (open problem, docs/RIG.md)"
 		if ((try == 3)); then
 			tail -n 30 "$log" | tr -d '\r' | sed 's/^/#   /'
 			return 1
