@@ -7,7 +7,9 @@
 # command's own exit status (3 here).  Then a test host that goes silent
 # (COMMAND kills the heartbeat, RIG_HEARTBEAT_LIMIT=30): the rig must stop
 # it well before --timeout, name where its CPUs are (in the kernel's
-# symbols), run COMMAND once more, and end with 125.
+# symbols), run COMMAND once more, and end with 125.  And a test host that
+# resets itself in COMMAND's first run: COMMAND runs again with RIG_RUN=2
+# and its status is the rig's.
 #
 # Usage: tests/rig/test-rig-smoke.sh [6.1|6.12|VER]   (default 6.1)
 # Exit: 0 pass, 1 fail, 77 skipped (reason printed).
@@ -42,6 +44,26 @@ silent_test_host() {
 	rm -rf "$out"
 }
 
+resetting_test_host() {
+	local kernel=$1 out rc=0
+	out=$(mktemp -d /tmp/rig-smoke.XXXXXX)
+	# shellcheck disable=SC2016 # expanded inside
+	"$HERE/rig" --kernel "$kernel" --out "$out" --timeout 120 -- bash -c '
+		if [ "$RIG_RUN" = 1 ]; then
+			echo 1 >/proc/sys/kernel/sysrq; echo b >/proc/sysrq-trigger
+			sleep 60
+		fi
+		echo "second run: RIG_RUN=$RIG_RUN"; exit 4' \
+		>"$out/stdout" 2>"$out/stderr" || rc=$?
+	sed 's/^/# /' "$out/stderr"
+	if ((rc != 4)) || ! grep -q '^second run: RIG_RUN=2$' "$out/stdout" ||
+		! grep -q '^rig: the test host reset itself' "$out/stderr"; then
+		echo "FAIL: resetting test host: rig returned $rc, want 4 from a second run"
+		exit 1
+	fi
+	rm -rf "$out"
+}
+
 main() {
 	local kernel=${1:-6.1} out rc=0
 	command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: no qemu-system-x86_64"; exit "$EX_SKIP"; }
@@ -69,6 +91,7 @@ main() {
 	[[ $(cat "$out/written-inside") == ok ]] || { echo "FAIL: RIG_OUT not written"; exit 1; }
 	rm -rf "$out"
 	silent_test_host "$kernel"
+	resetting_test_host "$kernel"
 	echo PASS
 }
 
