@@ -142,6 +142,8 @@ void vcpu__request_regs(struct vcpu *vcpu)
 	vcpu__kick(vcpu);
 }
 
+static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /*
  * Called by the vCPU thread itself: KVM_GET_* waits for KVM_RUN to return,
  * so only the thread that left it can read its state without blocking.
@@ -170,9 +172,13 @@ static void print_regs(struct vcpu *vcpu)
 		     ev.interrupt.shadow ? " (shadow)" : "",
 		     ev.nmi.pending ? "pending" :
 		     ev.nmi.injected ? "injected" : "none");
-	if (n > 0)
+	if (n > 0) {
+		/* Every vCPU prints at once: one whole line at a time. */
+		pthread_mutex_lock(&print_lock);
 		console__write_lines(stderr, buf, (size_t)n < sizeof(buf) ?
 				     (size_t)n : sizeof(buf) - 1);
+		pthread_mutex_unlock(&print_lock);
+	}
 }
 
 static int run_once(struct vcpu *vcpu)

@@ -55,7 +55,7 @@ readonly NULLB_GB=1
 # One boot.  Args: name want-status log disk-option guest-script.
 boot() {
 	local name=$1 want=$2 log=$3 disk=$4 script=$5 rc t0 t1 try
-	for try in 1 2 3; do
+	for try in 1 2 3 4 5; do
 		t0=$(date +%s.%N)
 		rc=0
 		run_vmm "$GUEST_TIMEOUT" "$log" "$VMM" --kernel "$VMLINUZ" \
@@ -69,14 +69,14 @@ boot() {
 		# did not do its work.  Guests die so (or double-fault: an
 		# interrupt taken where interrupts are off), stall or hang
 		# (124: no message, the limit) under load now and then, an open
-		# problem (docs/RIG.md): the case runs again, up to three boots.
+		# problem (docs/RIG.md): the case runs again, up to five boots.
 		if ! has "$log" '^gpin-vmm: guest triple fault' &&
 			! has "$log" 'PANIC: double fault' &&
 			((rc != EX_STALLED && rc != 124)); then
 			break
 		fi
 		echo "# $name: the guest triple-faulted, double-faulted, stalled or hung (open problem, docs/RIG.md)"
-		if ((try == 3)); then
+		if ((try == 5)); then
 			tail -n 30 "$log" | tr -d '\r' | sed 's/^/#   /'
 			return 1
 		fi
