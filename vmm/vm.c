@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * One VM's life cycle: open KVM, build the machine (RAM, irqchip, legacy
+ * devices, the disks of vm_disk.c, vCPUs), load the guest, then start,
+ * pause, stop and tear it down.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,7 +12,6 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/kvm.h>
@@ -20,24 +24,17 @@
 #include "devices/acpi_pm.h"
 #include "devices/pvpanic.h"
 #include "devices/virtio_blk.h"
-#include "pci/host.h"
 #include "vcpu.h"
 #include "virtio/mmio.h"
-#include "virtio/pci.h"
 #include "vm.h"
+#include "vm_churn.h"
+#include "vm_disk.h"
 
 #define KVM_DEV			"/dev/kvm"
 #define KVM_API_VERSION_NEEDED	12
 /* Intel needs a TSS and identity-map page KVM uses in real mode; in the hole. */
 #define KVM_TSS_ADDR		0xfffbd000ULL
 #define KVM_IDENTITY_MAP_ADDR	0xfffbc000ULL
-/*
- * virtio-mmio device i sits at VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE
- * with GSI VIRTIO_GSI_BASE + i: the IOAPIC pins above the ISA IRQs,
- * level-triggered, which the DSDT tells the guest.  (A candidate for
- * arch/x86/layout.h.)
- */
-#define VIRTIO_GSI_BASE		16
 
 static const struct {
 	int cap;
@@ -259,226 +256,6 @@ static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
 	return ret;
 }
 
-static void *vm_translate(void *opaque, uint64_t gpa, uint64_t len)
-{
-	return vm__gpa_to_hva(opaque, gpa, len);
-}
-
-static void virtio_set_irq(void *opaque, unsigned int gsi, int level)
-{
-	vm__set_irq(opaque, gsi, level);
-}
-
-/*
- * io=iothread: the notify write of queue q (value q) to its register
- * (@len bytes at @addr) signals that queue's eventfd inside KVM, and the
- * vCPU goes straight back to the guest without an exit to the VMM.
- * Without an eventfd (io=vcpu) the write exits to the VMM as MMIO.
- */
-static int vm_attach_ioeventfd(struct vm *vm, struct virtio_blk *blk,
-			       unsigned int q, uint64_t addr, uint32_t len)
-{
-	struct kvm_ioeventfd ev = {
-		.datamatch = q,
-		.addr = addr,
-		.len = len,
-		.fd = virtio_blk__kick_fd(blk, q),
-		.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
-	};
-
-	if (ev.fd < 0)
-		return 0;
-	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) ? -errno : 0;
-}
-
-/* virtio-mmio: every queue's notify is the one QueueNotify register. */
-static int vm_setup_disk_mmio(struct vm *vm, unsigned int i,
-			      const struct virtq_mem *mem, unsigned int nq)
-{
-	uint64_t base = VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE;
-	unsigned int q;
-	int ret;
-
-	vm->disk_mmio[i] = virtio_mmio__create(virtio_blk__dev(vm->disks[i]),
-					       mem, base, VIRTIO_GSI_BASE + i,
-					       virtio_set_irq, vm);
-	if (!vm->disk_mmio[i])
-		return -ENOMEM;
-	ret = virtio_mmio__attach(vm->disk_mmio[i], &vm->mmio);
-	for (q = 0; q < nq && !ret; q++)
-		ret = vm_attach_ioeventfd(vm, vm->disks[i], q,
-					  base + VIRTIO_MMIO_QUEUE_NOTIFY, 4);
-	return ret;
-}
-
-/*
- * An MSI-X message: KVM_SIGNAL_MSI injects it through the in-kernel
- * LAPICs directly, with no GSI route to set up (KVM_SET_GSI_ROUTING
- * would replace the PC routes vm_setup_gsi_routing() made).
- */
-static void vm_send_msi(void *opaque, uint64_t addr, uint32_t data)
-{
-	struct vm *vm = opaque;
-	struct kvm_msi msi = {
-		.address_lo = addr,
-		.address_hi = addr >> 32,
-		.data = data,
-	};
-
-	/*
-	 * Only a message the guest programmed oddly fails (KVM checks the
-	 * destination bits); say so once, not per interrupt.
-	 */
-	if (ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi) < 0 &&
-	    !__atomic_exchange_n(&vm->msi_failed, true, __ATOMIC_RELAXED))
-		fprintf(stderr, "gpin-vmm: KVM_SIGNAL_MSI to 0x%llx: %s "
-			"(reported once)\n", (unsigned long long)addr,
-			strerror(errno));
-}
-
-/* The host bridge and its configuration ports, with the first PCI disk. */
-static int vm_setup_pci_host(struct vm *vm)
-{
-	if (vm->pci)
-		return 0;
-	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI) <= 0) {
-		fprintf(stderr, "gpin-vmm: KVM lacks KVM_CAP_SIGNAL_MSI, "
-			"which transport=pci needs\n");
-		return -EINVAL;
-	}
-	vm->pci = pci_host__create();
-	if (!vm->pci)
-		return -ENOMEM;
-	return pci_host__attach(vm->pci, &vm->pio);
-}
-
-_Static_assert(VM_DISKS_MAX * PCI_MMIO_SLOT_SIZE <= PCI_MMIO_SIZE,
-	       "a PCI BAR slot for every disk");
-_Static_assert(VIRTIO_PCI_BAR_SIZE <= PCI_MMIO_SLOT_SIZE &&
-	       PCI_MMIO_SLOT_SIZE % VIRTIO_PCI_BAR_SIZE == 0,
-	       "a virtio-pci BAR fits its slot, aligned");
-
-/*
- * virtio-pci: the BAR in the next slot of the PCI window; queue q's
- * notify register is its own, written with 16 bits.
- */
-static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
-			     const struct virtq_mem *mem, unsigned int nq)
-{
-	uint64_t bar = PCI_MMIO_START + vm->npci * PCI_MMIO_SLOT_SIZE;
-	struct virtio_pci *p;
-	unsigned int q;
-	int ret;
-
-	ret = vm_setup_pci_host(vm);
-	if (ret)
-		return ret;
-	p = virtio_pci__create(virtio_blk__dev(vm->disks[i]), mem, bar,
-			       vm_send_msi, vm);
-	if (!p)
-		return -ENOMEM;
-	vm->disk_pci[i] = p;
-	vm->npci++;
-	ret = pci_host__add(vm->pci, virtio_pci__func(p));
-	if (ret >= 0)
-		ret = virtio_pci__attach(p, &vm->mmio);
-	for (q = 0; q < nq && !ret; q++)
-		ret = vm_attach_ioeventfd(vm, vm->disks[i], q,
-					  virtio_pci__notify_addr(p, q), 2);
-	return ret;
-}
-
-/*
- * Who pins a disk's buffers.  The default is gpin.ko's fast path when the
- * module is there (/dev/gpin exists), else the kernel's own (io_uring).
- */
-static const struct blk_backend_ops *disk_backend(const struct disk_options *d,
-						  unsigned int i)
-{
-	bool have_gpin;
-
-	switch (d->pin) {
-	case DISK_PIN_FAST:
-		return &blk_backend_gpin_fast_ops;
-	case DISK_PIN_LOCKED:
-		return &blk_backend_gpin_locked_ops;
-	case DISK_PIN_KERNEL:
-		return &blk_backend_kernel_ops;
-	case DISK_PIN_DEFAULT:
-		break;
-	}
-	have_gpin = access("/dev/gpin", F_OK) == 0;
-	fprintf(stderr, "gpin-vmm: blk%u: default pin=%s (%s)\n", i,
-		have_gpin ? "fast" : "kernel",
-		have_gpin ? "/dev/gpin exists" : "no /dev/gpin: gpin.ko not loaded");
-	return have_gpin ? &blk_backend_gpin_fast_ops : &blk_backend_kernel_ops;
-}
-
-static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
-			 unsigned int i)
-{
-	struct virtq_mem mem = { .translate = vm_translate, .opaque = vm };
-	struct virtio_blk_params p = {
-		.path = d->path,
-		.ro = d->ro,
-		.nqueues = d->queues ? d->queues : vm->ncpus,
-		.iothread = d->io == DISK_IO_IOTHREAD,
-		.no_event_idx = d->no_event_idx,
-		.backend = disk_backend(d, i),
-		.index = i,
-	};
-	char err[256];
-	int ret;
-
-	vm->disks[i] = virtio_blk__create(&p, err, sizeof(err));
-	if (!vm->disks[i]) {
-		fprintf(stderr, "gpin-vmm: --disk %s\n", err);
-		return -EINVAL;
-	}
-	vm->ndisks = i + 1;
-	if (d->transport == DISK_TRANSPORT_PCI)
-		ret = vm_setup_disk_pci(vm, i, &mem, p.nqueues);
-	else
-		ret = vm_setup_disk_mmio(vm, i, &mem, p.nqueues);
-	if (ret)
-		fprintf(stderr, "gpin-vmm: --disk %s: %s\n", d->path,
-			strerror(-ret));
-	return ret;
-}
-
-/*
- * Disk i on virtio-mmio has window and GSI i, and the DSDT lists those
- * disks in this order; disks on PCI take the PCI slots in this order.
- */
-static int vm_setup_disks(struct vm *vm, const struct vm_options *opts)
-{
-	unsigned int i;
-	int ret = 0;
-
-	for (i = 0; i < opts->ndisks && !ret; i++)
-		ret = vm_setup_disk(vm, &opts->disks[i], i);
-	return ret;
-}
-
-static void vm_destroy_disks(struct vm *vm)
-{
-	unsigned int i;
-
-	/* The transport resets its device first: no I/O is left in flight. */
-	for (i = 0; i < vm->ndisks; i++) {
-		virtio_mmio__destroy(vm->disk_mmio[i]);
-		virtio_pci__destroy(vm->disk_pci[i]);
-		virtio_blk__destroy(vm->disks[i]);
-		vm->disk_mmio[i] = NULL;
-		vm->disk_pci[i] = NULL;
-		vm->disks[i] = NULL;
-	}
-	vm->ndisks = 0;
-	vm->npci = 0;
-	pci_host__destroy(vm->pci);
-	vm->pci = NULL;
-}
-
 static int vm_create_vcpus(struct vm *vm)
 {
 	struct kvm_cpuid2 *cpuid;
@@ -540,7 +317,7 @@ int vm__create(struct vm *vm, const struct vm_options *opts,
 	if (!ret)
 		ret = vm_setup_devices(vm, console);
 	if (!ret)
-		ret = vm_setup_disks(vm, opts);
+		ret = vm_disk__setup_all(vm, opts);
 	if (!ret)
 		ret = vm_create_vcpus(vm);
 	if (ret)
@@ -724,82 +501,14 @@ int vm__exit_status(const struct vm *vm)
 	return 1;
 }
 
-/*
- * --churn: map, touch and unmap a small region until the VM stops.  Each
- * mmap and munmap takes mmap_lock for writing, as memory hot-plug or a
- * malloc arena would: the locked pinning path waits for it, the fast
- * path does not.  At a fixed rate the writer is the same load beside every
- * pin mode (a late cycle starts at once, missed ones are not made up).
- */
-static void churn_pace(struct timespec *next, unsigned int hz)
-{
-	struct timespec now;
-	long period = 1000000000L / hz;
-
-	next->tv_nsec += period;
-	if (next->tv_nsec >= 1000000000L) {
-		next->tv_sec++;
-		next->tv_nsec -= 1000000000L;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec > next->tv_sec ||
-	    (now.tv_sec == next->tv_sec && now.tv_nsec > next->tv_nsec)) {
-		*next = now;		/* behind: no burst to catch up */
-		return;
-	}
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL) ==
-	       EINTR)
-		;
-}
-
-static void *churn_thread(void *arg)
-{
-	struct vm *vm = arg;
-	size_t len = (size_t)vm->churn_kib << 10, off;
-	struct timespec next;
-	uint64_t n = 0;
-
-	pthread_setname_np(pthread_self(), "churn");
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (!vm__stopping(vm)) {
-		uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (p == MAP_FAILED)
-			break;
-		for (off = 0; off < len; off += 4096)
-			p[off] = 1;
-		munmap(p, len);
-		n++;
-		if (vm->churn_hz)
-			churn_pace(&next, vm->churn_hz);
-	}
-	__atomic_store_n(&vm->churn_cycles, n, __ATOMIC_RELEASE);
-	return NULL;
-}
-
 int vm__start(struct vm *vm)
 {
 	unsigned int i;
 	int ret;
 
-	if (vm->churn_kib) {
-		ret = -pthread_create(&vm->churn_thread, NULL, churn_thread, vm);
-		if (ret) {
-			fprintf(stderr, "gpin-vmm: starting the churn thread: "
-				"%s\n", strerror(-ret));
-			return ret;
-		}
-		vm->churn_running = true;
-		if (vm->churn_hz)
-			fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB "
-				"%u times a second (benchmark aid)\n",
-				vm->churn_kib, vm->churn_hz);
-		else
-			fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB "
-				"in a loop (benchmark aid)\n", vm->churn_kib);
-	}
-
+	ret = vm_churn__start(vm);
+	if (ret)
+		return ret;
 	for (i = 0; i < vm->ncpus; i++) {
 		ret = vcpu__start(vm->vcpus[i]);
 		if (ret) {
@@ -822,12 +531,7 @@ void vm__join(struct vm *vm)
 	for (i = 0; i < vm->ncpus; i++)
 		if (vm->vcpus && vm->vcpus[i])
 			vcpu__join(vm->vcpus[i]);
-	if (vm->churn_running) {
-		pthread_join(vm->churn_thread, NULL);
-		vm->churn_running = false;
-		fprintf(stderr, "gpin-vmm: churn: %llu mmap/munmap cycles\n",
-			(unsigned long long)vm->churn_cycles);
-	}
+	vm_churn__join(vm);
 	vm__print_disk_stats(vm, stderr);
 }
 
@@ -877,7 +581,7 @@ void vm__destroy(struct vm *vm)
 		free(vm->vcpus);
 		vm->vcpus = NULL;
 	}
-	vm_destroy_disks(vm);
+	vm_disk__destroy_all(vm);
 	serial__destroy(vm->serial);
 	vm->serial = NULL;
 	acpi_pm__destroy(vm->acpi_pm);

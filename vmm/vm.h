@@ -86,7 +86,7 @@ struct vm {
 	unsigned int npci;
 	bool msi_failed;	/* a KVM_SIGNAL_MSI failed (reported once) */
 
-	/* --churn: a thread that maps and unmaps memory (benchmark aid). */
+	/* --churn (vm_churn.c): maps and unmaps memory, a benchmark aid. */
 	unsigned int churn_kib;
 	unsigned int churn_hz;		/* cycles per second, 0: flat out */
 	pthread_t churn_thread;
