@@ -21,6 +21,7 @@
  * pages behind it.  No worker runs between the device and the reaper,
  * which is one wake-up per completion fewer than a workqueue would cost.
  */
+#include <linux/blkdev.h>
 #include <linux/bvec.h>
 #include <linux/compat.h>
 #include <linux/eventfd.h>
@@ -337,6 +338,7 @@ err_unaccount:
 long gpin_dio_submit(struct gpin_file *gf, void __user *uarg)
 {
 	struct gpin_dio_submit s;
+	struct blk_plug plug;
 	struct gpin_dio d;
 	u32 stride, size;
 	unsigned int i;
@@ -359,6 +361,11 @@ long gpin_dio_submit(struct gpin_file *gf, void __user *uarg)
 	if (stride > PAGE_SIZE)
 		return -E2BIG;
 
+	/*
+	 * One plug for the batch, as io_uring and aio have: the block layer
+	 * hands the driver the batch's requests together, not one by one.
+	 */
+	blk_start_plug(&plug);
 	for (i = 0; i < s.nr; i++) {
 		void __user *ud = u64_to_user_ptr(s.reqs + (u64)i * stride);
 
@@ -376,6 +383,7 @@ long gpin_dio_submit(struct gpin_file *gf, void __user *uarg)
 		if (ret)
 			break;
 	}
+	blk_finish_plug(&plug);
 	return i ? i : ret;
 }
 
@@ -399,9 +407,6 @@ long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
 	if (r.flags || r.reserved0 || !r.nr)
 		return -EINVAL;
 	max = min_t(u32, r.nr, GPIN_DIO_MAX_BATCH);
-	ev = kcalloc(max, sizeof(*ev), GFP_KERNEL);
-	if (!ev)
-		return -ENOMEM;
 
 	/* IRQs off for at most GPIN_DIO_MAX_BATCH list moves */
 	spin_lock_irq(&gf->dio_lock);
@@ -413,6 +418,12 @@ long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
 	}
 	spin_unlock_irq(&gf->dio_lock);
 
+	/* sized to what was taken: a reaper polls with room for many */
+	ev = n ? kmalloc_array(n, sizeof(*ev), GFP_KERNEL) : NULL;
+	if (n && !ev) {
+		ret = -ENOMEM;
+		goto put_back;
+	}
 	n = 0;
 	list_for_each_entry(req, &done, node) {
 		/* pages and file go before the event is seen */
@@ -423,12 +434,8 @@ long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
 	}
 	if (n && copy_to_user(u64_to_user_ptr(r.events), ev,
 			      n * sizeof(*ev))) {
-		/* put them back, in order, for the next try */
-		spin_lock_irq(&gf->dio_lock);
-		list_splice(&done, &gf->dio_events);
-		spin_unlock_irq(&gf->dio_lock);
 		ret = -EFAULT;
-		goto out;
+		goto put_back;
 	}
 	list_for_each_entry_safe(req, tmp, &done, node) {
 		gpin_stats_dio(req->mode, req->res);
@@ -438,7 +445,14 @@ long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
 	ret = n;
 	if (put_user((u64)atomic_read(&gf->dio_reqs), &ur->inflight))
 		ret = -EFAULT;	/* the events were delivered all the same */
-out:
+	kfree(ev);
+	return ret;
+
+put_back:
+	/* back at the head, in order, for the next try */
+	spin_lock_irq(&gf->dio_lock);
+	list_splice(&done, &gf->dio_events);
+	spin_unlock_irq(&gf->dio_lock);
 	kfree(ev);
 	return ret;
 }

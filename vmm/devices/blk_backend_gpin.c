@@ -203,9 +203,16 @@ static void *queue_thread(void *arg)
 		if (__atomic_load_n(&gq->stop, __ATOMIC_ACQUIRE))
 			break;
 		n += complete_failed(gq);
-		/* Reap until empty: one eventfd read may stand for many. */
-		while ((ret = gpin_dio_reap(gq->g, gq->events,
-					    GPIN_DIO_MAX_BATCH, NULL)) > 0) {
+		/*
+		 * Reap until empty: one eventfd read may stand for many.  A
+		 * short reap emptied the list; what completes after it
+		 * signals the eventfd again, so no second call to see 0.
+		 */
+		do {
+			ret = gpin_dio_reap(gq->g, gq->events,
+					    GPIN_DIO_MAX_BATCH, NULL);
+			if (ret <= 0)
+				break;
 			for (i = 0; i < ret; i++) {
 				struct blk_io *io = (struct blk_io *)(uintptr_t)
 						    gq->events[i].user_data;
@@ -215,7 +222,7 @@ static void *queue_thread(void *arg)
 						       gq->events[i].result));
 			}
 			n += ret;
-		}
+		} while (ret == GPIN_DIO_MAX_BATCH);
 		if (ret < 0)
 			fprintf(stderr, "gpin-vmm: %s: GPIN_IOC_DIO_REAP: %s\n",
 				name, gpin_strerror(errno));
