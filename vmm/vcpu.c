@@ -163,11 +163,15 @@ static void print_regs(struct vcpu *vcpu)
 	ioctl(vcpu->fd, KVM_GET_VCPU_EVENTS, &ev);
 	ioctl(vcpu->fd, KVM_GET_MP_STATE, &mp);
 	n = snprintf(buf, sizeof(buf),
-		     "gpin-vmm: vcpu%u: rip %#llx rsp %#llx rflags %#llx cr3 %#llx mp_state %u irq %s%s nmi %s\n",
+		     "gpin-vmm: vcpu%u: rip %#llx rsp %#llx rflags %#llx cr2 %#llx cr3 %#llx mp_state %u exception %s %u irq %s%s nmi %s\n",
 		     vcpu->id, (unsigned long long)regs.rip,
 		     (unsigned long long)regs.rsp,
 		     (unsigned long long)regs.rflags,
+		     (unsigned long long)sregs.cr2,
 		     (unsigned long long)sregs.cr3, mp.mp_state,
+		     ev.exception.injected ? "injected" :
+		     ev.exception.pending ? "pending" : "none",
+		     ev.exception.nr,
 		     ev.interrupt.injected ? "injected" : "none",
 		     ev.interrupt.shadow ? " (shadow)" : "",
 		     ev.nmi.pending ? "pending" :
@@ -227,7 +231,13 @@ static void *vcpu_thread(void *arg)
 			vm__request_stop(vm, VM_STOP_ERROR, 0);
 			break;
 		}
-		if (vcpu__handle_exit(vm, vcpu->run) < 0 || vm__stopping(vm))
+		if (vcpu__handle_exit(vm, vcpu->run) < 0) {
+			/* Where it died: the one clue a triple fault leaves. */
+			if (vcpu->run->exit_reason == KVM_EXIT_SHUTDOWN)
+				print_regs(vcpu);
+			break;
+		}
+		if (vm__stopping(vm))
 			break;
 	}
 	return NULL;

@@ -272,6 +272,9 @@ expect "i8042 reset ends the VMM with 0" 0 "reset: via i8042" \
 	"still running" -- --kernel "$dir/reset.bzImage"
 expect "triple fault ends the VMM with 0" 0 "triplefault: ud2" \
 	"survived" -- --kernel "$dir/triplefault.bzImage"
+grep -q 'gpin-vmm: vcpu0: rip 0x.* cr2 [0-9a-fx]* cr3 ' "$err" &&
+	problem='' || problem="stderr lacks vcpu0's registers"
+result "triple fault prints where the vCPU died" "$problem"
 
 expect "entry state and zero page" 0 "bootstate: ok" -- \
 	--kernel "$dir/bootstate.bzImage" --cmdline "bootstate=1"
