@@ -19,13 +19,16 @@
 # Usage: tests/bench/e2e.sh [--build DIR] [--kernel 6.1|6.12]
 #            [--configs fast,locked,kernel,fast-churn,locked-churn,qemu,direct]
 #            [--cpus "2 4"] [--runtime SEC] [--rw "randread randwrite"]
-#            [--qd "1 32"] [--transport pci|mmio] [--quick] [--out DIR]
+#            [--qd "1 32"] [--transport pci|mmio] [--quick] [--perf] [--out DIR]
 #   --build DIR  gpin's meson build (gpin-vmm, gpin-stat); default build/
 #   --cpus       guest vCPUs per test-host run; the test host gets as many
 #                CPUs (4 on a 2-core machine is oversubscribed); default 2
 #   --transport  gpin-vmm's virtio transport (default pci, as QEMU's)
 #   --quick      2 vCPUs, randread iodepth 32, fast,locked,kernel,qemu,
 #                5 s each
+#   --perf       profile the whole test host (perf record -a) while each
+#                configuration runs; flat profiles land beside the logs
+#                as perf-CONFIG-CPUS-BOOT.txt
 #   --out DIR    where e2e.{md,json,png} go (default docs/results)
 # Exit: 0 done, 77 skipped (reason printed), else failed.
 
@@ -89,22 +92,42 @@ module_counters() {
 # console log $1 so far: the rows between a job's two markers bracket it.
 # A VM's counters vanish with it, hence sampling while it runs.
 kvm_sampler() {
-	local log=$1 out=$2 d=/sys/kernel/debug/kvm f v
-	set +e		# grep -c finds nothing at first: not an error here
-	while :; do
-		v="$(grep -c E2E-START "$log") $(grep -c E2E-BEGIN "$log")"
-		# Not while the VM is being created: a debugfs read then once
-		# hung both sides for good in a 6.1 test host.
-		if [[ $v == "0 0" ]]; then
-			sleep 0.5
-			continue
-		fi
-		for f in exits mmio_exits io_exits irq_injections halt_exits; do
-			v+=" $(cat "$d/$f" 2>/dev/null || echo 0)"
-		done
-		echo "$v"
-		sleep 0.5
-	done >"$out" 2>/dev/null
+	# One python process, not a grep, cat and sleep per sample: under TCG
+	# those forks took a sixth of the test host's CPU time (perf, --perf).
+	exec python3 -c '
+import os, sys, time
+log, out, d = sys.argv[1], sys.argv[2], "/sys/kernel/debug/kvm/"
+names = "exits mmio_exits io_exits irq_injections halt_exits".split()
+def counter(name):
+    try:
+        with open(d + name) as f:
+            return f.read().strip()
+    except OSError:
+        return "0"
+starts = begins = pos = 0
+tail = b""
+with open(out, "w") as o:
+    while True:
+        try:
+            with open(log, "rb") as f:
+                f.seek(pos)
+                new = f.read()
+        except OSError:
+            new = b""
+        pos += len(new)
+        # count markers across read boundaries: keep a short tail
+        buf = tail + new
+        starts += buf.count(b"E2E-START") - tail.count(b"E2E-START")
+        begins += buf.count(b"E2E-BEGIN") - tail.count(b"E2E-BEGIN")
+        tail = buf[-16:]
+        # Not while the VM is being created: a debugfs read then once
+        # hung both sides for good in a 6.1 test host.
+        if starts or begins:
+            o.write(" ".join([str(starts), str(begins)] +
+                             [counter(n) for n in names]) + "\n")
+            o.flush()
+        time.sleep(0.5)
+' "$1" "$2"
 }
 
 # KVM exits, MMIO exits and interrupt injections per guest I/O of fio job
@@ -156,6 +179,14 @@ for line in sys.stdin:
 ' "$config" "$cpus"
 }
 
+# --perf: stops profiler $1 and writes its flat profile to $2.txt.
+perf_stop() {
+	kill -INT "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+	perf report -i "$2.data" --stdio --no-children --sort comm,dso,sym \
+		--percent-limit 0.3 -g none 2>/dev/null >"$2.txt" || true
+}
+
 # One configuration: boot (or run fio directly), record results.
 run_config() {
 	local config=$1 cpus=$2 runtime=$3 jobs=$4 boot=$5
@@ -172,6 +203,12 @@ run_config() {
 	if [[ $config != direct ]]; then
 		kvm_sampler "$log" "$samples" &
 		sampler=$!
+	fi
+	local profiler=''
+	if [[ $PERF == perf ]]; then
+		perf record -a -g -F 499 -q -o "$RIG_OUT/perf-$config-$cpus-$boot.data" \
+			2>/dev/null &
+		profiler=$!
 	fi
 	case $config in
 	fast | locked | kernel | fast-churn | locked-churn)
@@ -203,6 +240,7 @@ run_config() {
 		kill "$sampler" 2>/dev/null || true
 		wait "$sampler" 2>/dev/null || true
 	fi
+	[[ -n $profiler ]] && perf_stop "$profiler" "$RIG_OUT/perf-$config-$cpus-$boot"
 	after=$(module_counters)
 	local -a b=($before) a=($after)
 	local ffb=$((a[0] - b[0])) flw=$(((a[1] - b[1]) / 1000))
@@ -257,7 +295,7 @@ run_config_jobs() {
 }
 
 inside() {
-	VMM=$1 GPIN_STAT=$2 VMLINUZ=$3 INITRD=$4 TRANSPORT=${10}
+	VMM=$1 GPIN_STAT=$2 VMLINUZ=$3 INITRD=$4 TRANSPORT=${10} PERF=${11}
 	local cpus=$5 runtime=$6 configs=$7 rws=$8 qds=$9 c i=0 n
 	RESULTS=$RIG_OUT/results-$cpus.txt
 	: >"$RESULTS"
@@ -456,6 +494,7 @@ main() {
 	fi
 	local build=${GPIN_BUILD:-$TOP/build} kernel=6.1 configs=$ALL_CONFIGS
 	local cpus_list=2 runtime=10 rws="randread randwrite" qds="1 32" transport=pci
+	local perf=-
 	local out=$TOP/docs/results
 	local cmd="tests/bench/e2e.sh $*"
 	while (($#)); do
@@ -473,6 +512,7 @@ main() {
 			configs=fast,locked,kernel,qemu
 			shift ;;
 		--out) out=$2; shift 2 ;;
+		--perf) perf=perf; shift ;;
 		-h | --help) usage 0 ;;
 		*) echo "e2e: unknown option '$1'" >&2; usage 2 ;;
 		esac
@@ -519,7 +559,7 @@ main() {
 				--timeout $((nconf * (300 + 4 * nrw * nqd * (runtime + 10)))) \
 				--out "$dir" --insmod "$kbuild/$KVER/gpin.ko" -- \
 				"$HERE/e2e.sh" --inside "$vmm" "$stat" "$VMLINUZ" "$INITRD" \
-				"$cpus" "$runtime" "$todo" "$rws" "$qds" "$transport" ||
+				"$cpus" "$runtime" "$todo" "$rws" "$qds" "$transport" "$perf" ||
 				echo "e2e: the test host with $cpus CPUs failed (status $?)"
 			[[ -s $dir/results-$cpus.txt ]] && files+=("$dir/results-$cpus.txt")
 			# A test host that died (TCG's nested SVM, docs/RIG.md)
