@@ -171,7 +171,8 @@ static void print_regs(struct vcpu *vcpu)
 		     (unsigned long long)sregs.cr3, mp.mp_state,
 		     ev.exception.injected ? "injected" :
 		     ev.exception.pending ? "pending" : "none",
-		     ev.exception.nr,
+		     ev.exception.injected || ev.exception.pending ?
+		     ev.exception.nr : 0,
 		     ev.interrupt.injected ? "injected" : "none",
 		     ev.interrupt.shadow ? " (shadow)" : "",
 		     ev.nmi.pending ? "pending" :
