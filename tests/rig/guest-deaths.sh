@@ -46,11 +46,7 @@ echo FIO-DONE"
 			--disk "/dev/nullb0,pin=$PIN,transport=$TRANSPORT" \
 			--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" ||
 			rc=$?
-		why=''
-		has "$log" 'triple fault' && why='triple fault'
-		has "$log" 'PANIC: double fault' && why='double fault'
-		((rc == 125)) && why='stall'
-		((rc == 124)) && why='hang'
+		why=$(guest_death "$log" "$rc")
 		[[ -z $why ]] && ! has "$log" FIO-DONE && why="status $rc, no fio result"
 		[[ -n $why ]] && died=$((died + 1))
 		echo "boot $n: ${why:-fine}"

@@ -55,6 +55,24 @@ run_vmm() {
 	return "$rc"
 }
 
+# Why the guest of console log $1, whose VMM ended with status $2, died,
+# or nothing when it did not.  TCG's nested SVM now and then kills a guest
+# (docs/RIG.md): a triple fault (a reset: status 0, the work not done), a
+# double fault (an interrupt taken where interrupts are off), a stall
+# (run_vmm's 125) or a silent hang (124, the limit).
+guest_death() {
+	local log=$1 rc=$2
+	if has "$log" '^gpin-vmm: guest triple fault'; then
+		echo 'triple fault'
+	elif has "$log" 'PANIC: double fault'; then
+		echo 'double fault'
+	elif ((rc == EX_STALLED)); then
+		echo stall
+	elif ((rc == 124)); then
+		echo hang
+	fi
+}
+
 n=0 failed=0
 
 # Runs case_NAME for each NAME and prints one TAP line each.  Each result

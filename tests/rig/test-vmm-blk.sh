@@ -54,7 +54,7 @@ readonly NULLB_GB=1
 
 # One boot.  Args: name want-status log disk-option guest-script.
 boot() {
-	local name=$1 want=$2 log=$3 disk=$4 script=$5 rc t0 t1 try
+	local name=$1 want=$2 log=$3 disk=$4 script=$5 rc t0 t1 try death
 	for try in 1 2 3 4 5; do
 		t0=$(date +%s.%N)
 		rc=0
@@ -70,12 +70,9 @@ boot() {
 		# interrupt taken where interrupts are off), stall or hang
 		# (124: no message, the limit) under load now and then, an open
 		# problem (docs/RIG.md): the case runs again, up to five boots.
-		if ! has "$log" '^gpin-vmm: guest triple fault' &&
-			! has "$log" 'PANIC: double fault' &&
-			((rc != EX_STALLED && rc != 124)); then
-			break
-		fi
-		echo "# $name: the guest triple-faulted, double-faulted, stalled or hung (open problem, docs/RIG.md)"
+		death=$(guest_death "$log" "$rc")
+		[[ -n $death ]] || break
+		echo "# $name: the guest died ($death; TCG, docs/RIG.md)"
 		if ((try == 5)); then
 			tail -n 30 "$log" | tr -d '\r' | sed 's/^/#   /'
 			return 1
