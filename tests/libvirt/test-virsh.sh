@@ -5,6 +5,7 @@
 # driver.
 #
 # Usage: test-virsh.sh GPIN_VMM PAYLOAD_DIR        (TAP on stdout)
+#        test-virsh.sh --build-only               (build libvirt, no test)
 #
 # Debian builds libvirt without the ch driver, so this builds Debian's own
 # libvirt source with -Ddriver_ch=enabled (and nearly everything else off)
@@ -16,13 +17,21 @@
 # then halts until stopped) through virsh: version, define, start, list,
 # dominfo, vcpuinfo, console, suspend, resume, shutdown, destroy, undefine.
 #
-# Exit 77 (skipped) with the reason when it cannot run: not root, no
-# /dev/kvm, no libvirt source reachable, the build failed.
+# Skipped (a TAP skip plan, status 0) with the reason when it cannot run:
+# not root, no /dev/kvm (its twin in the rig's test host, tests/rig/kvm-twin,
+# then runs instead: it builds libvirt here with --build-only and runs the
+# session there, where the cached prefix is read-only and used through
+# writable copies of its etc/ and var/), no libvirt source reachable.  A
+# libvirt that does not build or a virtchd that does not start fails.
 
 set -uo pipefail
 
-GPIN_VMM=$(realpath "${1:?usage: $0 GPIN_VMM PAYLOAD_DIR}")
-PAYLOADS=$(realpath "${2:?usage: $0 GPIN_VMM PAYLOAD_DIR}")
+if [[ ${1:-} != --build-only ]] && (($# != 2)); then
+	echo "usage: $0 GPIN_VMM PAYLOAD_DIR | --build-only" >&2
+	exit 2
+fi
+GPIN_VMM=$(realpath -- "${1:-}")
+PAYLOADS=$(realpath -- "${2:-.}")
 readonly GPIN_VMM PAYLOADS
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 readonly TOP
@@ -37,7 +46,12 @@ readonly LIBVIRT_BUILD_PKGS=(dpkg-dev meson ninja-build gcc pkg-config
 
 skip() {
 	echo "1..0 # SKIP $*"
-	exit 77
+	exit 0
+}
+
+bail_out() {
+	echo "Bail out! $*"
+	exit 1
 }
 
 n=0
@@ -158,6 +172,7 @@ build_libvirt() {
 
 RUN=''
 DAEMON_PID=''
+MOUNTS=()
 cleanup() {
 	if [[ -n $DAEMON_PID ]]; then
 		virsh_ destroy "$NAME" >/dev/null 2>&1
@@ -165,6 +180,7 @@ cleanup() {
 		kill "$DAEMON_PID" 2>/dev/null
 		wait "$DAEMON_PID" 2>/dev/null
 	fi
+	((${#MOUNTS[@]} == 0)) || umount "${MOUNTS[@]}"
 	[[ -n $RUN ]] && rm -rf "$RUN"
 }
 
@@ -197,25 +213,57 @@ state_is() {
 	[[ $(dominfo State) == "$1" ]]
 }
 
-main() {
-	((EUID == 0)) || skip "needs root (virtchd runs privileged)"
-	[[ -r /dev/kvm && -w /dev/kvm ]] || skip "no usable /dev/kvm"
-	[[ -f $PAYLOADS/waiter.bzImage ]] || skip "no waiter payload in $PAYLOADS"
-	command -v apt-get >/dev/null || skip "not a Debian system (apt-get)"
-
-	mkdir -p "$CACHE"
-	exec 9>"$CACHE/.lock"
-	flock 9	# one build, one private daemon at a time
-	ensure_deb_src || skip "no deb-src entry for libvirt could be set up"
+# The libvirt build for this machine's source version, built once; sets
+# LIBVIRT_VER.  Holds the cache's lock (fd 9) when the cache is writable.
+LIBVIRT_VER=''
+libvirt_ready() {
 	local ver
+	mkdir -p "$CACHE" 2>/dev/null
+	if exec 9>"$CACHE/.lock"; then
+		flock 9	# one build, one private daemon at a time
+	fi 2>/dev/null
+	ensure_deb_src || skip "no deb-src entry for libvirt could be set up"
 	ver=$(source_version)
 	[[ -n $ver ]] || skip "apt knows no libvirt source package"
 	build_libvirt "$ver" ||
-		skip "building libvirt $ver with the ch driver failed (see $CACHE/$ver/build.log)"
-	local prefix=$CACHE/$ver/prefix
+		bail_out "building libvirt $ver with the ch driver failed (see $CACHE/$ver/build.log)"
+	LIBVIRT_VER=$ver
+}
+
+# In the rig's test host the cache (this machine's /, over 9p) is
+# read-only, and virtchd writes its state under the prefix: it gets
+# writable copies of etc/ and var/, mounted over the originals.
+writable_prefix() {
+	local prefix=$1 d
+	[[ -w $prefix/etc ]] && return 0
+	for d in etc var; do
+		mkdir -p "$RUN/prefix-$d"
+		cp -a "$prefix/$d/." "$RUN/prefix-$d/"
+		mount --bind "$RUN/prefix-$d" "$prefix/$d" ||
+			bail_out "cannot make $prefix/$d writable"
+		MOUNTS+=("$prefix/$d")
+	done
+	echo "# read-only prefix: etc/ and var/ are writable copies in $RUN"
+}
+
+main() {
+	if [[ ${1:-} == --build-only ]]; then
+		((EUID == 0)) || { echo "needs root" >&2; exit 1; }
+		libvirt_ready
+		exit
+	fi
+	((EUID == 0)) || skip "needs root (virtchd runs privileged)"
+	[[ -r /dev/kvm && -w /dev/kvm ]] ||
+		skip "no usable /dev/kvm${GPIN_TWINS:+; its twin in the test host runs instead: $GPIN_TWINS}"
+	[[ -f $PAYLOADS/waiter.bzImage ]] || skip "no waiter payload in $PAYLOADS"
+	command -v apt-get >/dev/null || skip "not a Debian system (apt-get)"
+
+	libvirt_ready
+	local ver=$LIBVIRT_VER prefix=$CACHE/$LIBVIRT_VER/prefix
 
 	RUN=$(mktemp -d /tmp/gpin-virsh.XXXXXX)
 	trap cleanup EXIT
+	writable_prefix "$prefix"
 	mkdir -p "$RUN/bin" "$RUN/sock"
 	ln -s "$GPIN_VMM" "$RUN/bin/cloud-hypervisor"
 	export PATH=$RUN/bin:$prefix/bin:$prefix/sbin:$PATH
@@ -235,7 +283,7 @@ main() {
 		virtchd -f "$RUN/virtchd.conf" >"$RUN/virtchd.out" 2>&1 &
 	DAEMON_PID=$!
 	wait_for 20 test -S "$RUN/sock/virtchd-sock" ||
-		skip "virtchd did not start: $(tail -n 3 "$RUN/virtchd.out" "$RUN/virtchd.log" 2>/dev/null | tr '\n' ' ')"
+		bail_out "virtchd did not start: $(tail -n 3 "$RUN/virtchd.out" "$RUN/virtchd.log" 2>/dev/null | tr '\n' ' ')"
 
 	echo "# libvirt $ver with the ch driver; gpin-vmm as cloud-hypervisor"
 	local out
@@ -271,10 +319,14 @@ main() {
 		bash -c "virsh -q -c 'ch:///system?socket=$RUN/sock/virtchd-sock' list | grep -Eq '$NAME +running'"
 	local pid
 	pid=$(dominfo Id)
-	if [[ $pid =~ ^[0-9]+$ ]] && [[ $(readlink "/proc/$pid/exe") == "$GPIN_VMM" ]]; then
+	# -ef, not the link's text: virtchd runs in a mount namespace of
+	# its own, where (chrooted, in the test host) the path reads
+	# differently
+	if [[ $pid =~ ^[0-9]+$ ]] && [[ /proc/$pid/exe -ef $GPIN_VMM ]]; then
 		ok "dominfo Id is the gpin-vmm process ($pid)"
 	else
-		not_ok "dominfo Id is the gpin-vmm process" "Id '$pid'"
+		not_ok "dominfo Id is the gpin-vmm process" "Id '$pid'" \
+			"exe '$(readlink "/proc/$pid/exe" 2>&1)', want '$GPIN_VMM'"
 	fi
 	check "dominfo: running, 2 CPUs, 131072 KiB" bash -c "
 		i=\$(virsh -c 'ch:///system?socket=$RUN/sock/virtchd-sock' dominfo $NAME)

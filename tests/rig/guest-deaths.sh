@@ -46,7 +46,7 @@ echo FIO-DONE"
 			--disk "/dev/nullb0,pin=$PIN,transport=$TRANSPORT" \
 			--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" ||
 			rc=$?
-		why=$(guest_death "$log" "$rc")
+		why=$("$TOP/tests/lib/deaths" classify --log "$log" --status "$rc")
 		[[ -z $why ]] && ! has "$log" FIO-DONE && why="status $rc, no fio result"
 		[[ -n $why ]] && died=$((died + 1))
 		echo "boot $n: ${why:-fine}"

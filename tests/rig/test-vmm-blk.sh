@@ -52,34 +52,18 @@ readonly NULLB_GB=1
 # shellcheck source=tests/rig/guest-test-lib.sh
 . "$HERE/guest-test-lib.sh"
 
-# One boot.  Args: name want-status log disk-option guest-script.
+# One boot, again if the guest died (boot_until_alive: the death policy).
+# Args: name want-status log disk-option guest-script.
 boot() {
-	local name=$1 want=$2 log=$3 disk=$4 script=$5 rc t0 t1 try death
-	for try in 1 2 3 4 5; do
-		t0=$(date +%s.%N)
-		rc=0
-		run_vmm "$GUEST_TIMEOUT" "$log" "$VMM" --kernel "$VMLINUZ" \
-			--initrd "$INITRD" --cpus 2 --mem 512M --disk "$disk" \
-			--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" || rc=$?
-		t1=$(date +%s.%N)
-		printf '# %s: status %d (want %d), %.1f s\n' "$name" "$rc" "$want" \
-			"$(echo "$t1 - $t0" | bc)"
-		grep -a '^gpin-vmm: \(blk\|vcpu\)\|^GUEST' "$log" | tr -d '\r' | sed 's/^/#   /' || true
-		# A reset ends the VMM with 0 too: a guest that triple-faulted
-		# did not do its work.  Guests die so (or double-fault: an
-		# interrupt taken where interrupts are off), stall or hang
-		# (124: no message, the limit) under load now and then, an open
-		# problem (docs/RIG.md): the case runs again, up to five boots.
-		death=$(guest_death "$log" "$rc")
-		[[ -n $death ]] || break
-		echo "# $name: the guest died ($death; TCG, docs/RIG.md)"
-		if ((try == 5)); then
-			tail -n 30 "$log" | tr -d '\r' | sed 's/^/#   /'
-			return 1
-		fi
-		mv "$log" "$log.died$try"
-		echo "# $name: running it again (that log: $log.died$try)"
-	done
+	local name=$1 want=$2 log=$3 disk=$4 script=$5 rc=0 t0
+	t0=$SECONDS
+	boot_until_alive "$name" "$want" "$GUEST_TIMEOUT" "$log" "$VMM" \
+		--kernel "$VMLINUZ" --initrd "$INITRD" --cpus 2 --mem 512M \
+		--disk "$disk" \
+		--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" || rc=$?
+	echo "# $name: status $rc (want $want), $((SECONDS - t0)) s"
+	grep -a '^gpin-vmm: \(blk\|vcpu\)\|^GUEST' "$log" | tr -d '\r' |
+		sed 's/^/#   /' || true
 	if ((rc != want)); then
 		echo "# last lines of $log:"
 		tail -n 30 "$log" | tr -d '\r' | sed 's/^/#   /'

@@ -28,17 +28,16 @@ readonly GUEST_TIMEOUT=480
 # shellcheck source=tests/rig/guest-test-lib.sh
 . "$HERE/guest-test-lib.sh"
 
-# One boot.  Args: name want-status log cpus cmdline-extra; the rest of the
-# checks look at the log.
+# One boot, again if the guest died (boot_until_alive: the death policy).
+# Args: name want-status log cpus cmdline-extra; the rest of the checks
+# look at the log.
 boot() {
-	local name=$1 want=$2 log=$3 cpus=$4 extra=$5 rc t0 t1
-	t0=$(date +%s.%N)
-	rc=0
-	run_vmm "$GUEST_TIMEOUT" "$log" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
-		--cpus "$cpus" --mem 512M --cmdline "console=ttyS0 $extra" || rc=$?
-	t1=$(date +%s.%N)
-	printf '# %s: status %d (want %d), %.1f s\n' "$name" "$rc" "$want" \
-		"$(echo "$t1 - $t0" | bc)"
+	local name=$1 want=$2 log=$3 cpus=$4 extra=$5 rc=0 t0
+	t0=$SECONDS
+	boot_until_alive "$name" "$want" "$GUEST_TIMEOUT" "$log" "$VMM" \
+		--kernel "$VMLINUZ" --initrd "$INITRD" --cpus "$cpus" --mem 512M \
+		--cmdline "console=ttyS0 $extra" || rc=$?
+	echo "# $name: status $rc (want $want), $((SECONDS - t0)) s"
 	if ((rc != want)); then
 		echo "# last lines of $log:"
 		tail -n 15 "$log" | tr -d '\r' | sed 's/^/#   /'

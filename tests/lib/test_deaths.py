@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Unit tests of gpintest.deaths: signatures and the one policy."""
+
+import io
+import json
+import os
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+from gpintest import deaths
+
+TRIPLE = """[    5.1] virtio_blk virtio0: [vda] 2097152 512-byte logical blocks
+gpin-vmm: guest triple fault: reset
+gpin-vmm: vcpu1: rip 0xffffffff81000000 rsp 0x0 rflags 0x2 cr2 0 cr3 0x1000
+"""
+DOUBLE = """[   12.0] traps: PANIC: double fault, error_code: 0x0
+[   12.0] RIP: 0010:entry_SYSCALL_64+0x0/0x30
+[   12.0] Kernel panic - not syncing: Fatal exception in interrupt
+"""
+HOST_PANIC = """rig: test host up after 4.0 s
+@@RIG-BEGIN@@
+[  300.1] BUG: unable to handle page fault for address: 0000000000001234
+[  300.1] Oops: 0000 [#1] PREEMPT SMP NOPTI
+[  300.1] CPU: 1 PID: 77 Comm: gpin-vmm Not tainted 6.1.0-57-amd64
+[  300.1] RIP: 0010:__svm_vcpu_run+0x5e/0x120 [kvm_amd]
+[  300.1] Kernel panic - not syncing: Fatal exception in interrupt
+"""
+GPIN_OOPS = """@@RIG-BEGIN@@
+[  30.0] BUG: kernel NULL pointer dereference, address: 0000000000000008
+[  30.0] RIP: 0010:gpin_walk_pmd+0x1c/0x90 [gpin]
+[  30.0] Call Trace:
+[  30.0]  gpin_pin_range+0x80/0x120 [gpin]
+[  30.0] Kernel panic - not syncing: Fatal exception
+"""
+
+
+class GuestDeath(unittest.TestCase):
+    def test_no_death_when_the_status_is_wanted(self):
+        self.assertIsNone(deaths.guest_death("GUEST ok\n", 0))
+        self.assertIsNone(deaths.guest_death("gpin-vmm: guest kernel "
+                                             "panicked\n", 3, want=3))
+
+    def test_a_wrong_status_alone_is_a_failure_not_a_death(self):
+        self.assertIsNone(deaths.guest_death("fio: verify failed\n", 11))
+
+    def test_triple_fault_even_with_status_zero(self):
+        d = deaths.guest_death(TRIPLE, 0)
+        self.assertEqual(d.kind, "triple fault")
+        self.assertIn("vcpu1: rip 0xffffffff81000000", d.detail)
+        self.assertFalse(d.in_gpin)
+
+    def test_double_fault_names_the_place(self):
+        d = deaths.guest_death(DOUBLE, 3)
+        self.assertEqual(d.kind, "double fault")
+        self.assertIn("entry_SYSCALL_64+0x0/0x30", d.detail)
+
+    def test_stall_and_hang_from_run_vmm(self):
+        self.assertEqual(deaths.guest_death(
+            "rcu: INFO: rcu_preempt detected stalls\n", 125).kind, "stall")
+        self.assertEqual(deaths.guest_death("", 124).kind, "hang")
+
+    def test_unexpected_guest_panic(self):
+        d = deaths.guest_death("Kernel panic - not syncing: VFS\n", 3)
+        self.assertEqual(d.kind, "panic")
+
+    def test_vmm_crash_is_gpin_code(self):
+        d = deaths.guest_death("", 128 + 11)
+        self.assertEqual(d.kind, "gpin-vmm crash")
+        self.assertIn("SIGSEGV", d.detail)
+        self.assertTrue(d.in_gpin)
+        d = deaths.guest_death("==1==ERROR: AddressSanitizer: heap-use", 1)
+        self.assertTrue(d.in_gpin)
+
+
+class TestHostDeath(unittest.TestCase):
+    def test_crash_outside_gpin(self):
+        d = deaths.test_host_death(HOST_PANIC, began=True)
+        self.assertEqual(d.kind, "crash")
+        self.assertIn("Kernel panic - not syncing", d.detail)
+        # Comm: gpin-vmm is the process, not gpin code
+        self.assertFalse(d.in_gpin)
+
+    def test_crash_in_gpin_ko(self):
+        d = deaths.test_host_death(GPIN_OOPS, began=True)
+        self.assertTrue(d.in_gpin)
+        self.assertEqual(deaths.gpin_frames(GPIN_OOPS),
+                         ["gpin_walk_pmd+0x1c", "[gpin]", "gpin_pin_range+0x80"])
+
+    def test_reset_silence_wedge_boot(self):
+        self.assertEqual(deaths.test_host_death("@@RIG-BEGIN@@\n", True).kind,
+                         "reset")
+        d = deaths.test_host_death("", True, "silence",
+                                   "cpu0 exc_int3+0x4e; cpu1 __schedule+0x2")
+        self.assertEqual((d.kind, d.detail), ("silence",
+                         "cpu0 exc_int3+0x4e; cpu1 __schedule+0x2"))
+        self.assertFalse(d.in_gpin)
+        self.assertTrue(deaths.test_host_death(
+            "", True, "silence", "cpu0 [gpin]+0x1c0").in_gpin)
+        self.assertEqual(deaths.test_host_death(
+            "watchdog: BUG: soft lockup - CPU#0 stuck for 104s! [x:1]\n",
+            True, "wedge").kind, "wedge")
+        self.assertEqual(deaths.test_host_death("Oops: int3\n", False).kind,
+                         "boot crash")
+
+    def test_soft_lockups_of_100s_and_more(self):
+        text = ("BUG: soft lockup - CPU#0 stuck for 44s!\n"
+                "BUG: soft lockup - CPU#1 stuck for 104s!\n"
+                "BUG: soft lockup - CPU#0 stuck for 130s!\n")
+        self.assertEqual(deaths.soft_lockups(text), 2)
+
+
+class Policy(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.ledger = deaths.Ledger(os.path.join(self.dir.name, "d.jsonl"))
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_one_death_is_retried_the_second_fails(self):
+        d = deaths.Death("guest", "triple fault")
+        self.assertEqual(self.ledger.judge("vmm-blk-6.1", "pci", d), "retry")
+        # another case has its own budget
+        self.assertEqual(self.ledger.judge("vmm-blk-6.1", "ro", d), "retry")
+        self.assertEqual(self.ledger.judge("vmm-blk-6.1", "pci", d), "fail")
+        actions = [(r["case"], r["action"]) for r in self.ledger.records()]
+        self.assertEqual(actions, [("pci", "retried"), ("ro", "retried"),
+                                   ("pci", "failed")])
+
+    def test_a_death_in_gpin_code_fails_at_once(self):
+        d = deaths.Death("test host", "crash", "Oops", in_gpin=True)
+        self.assertEqual(self.ledger.judge("pin-6.1", "", d), "fail")
+
+    def test_summary_counts_by_signature(self):
+        self.ledger.judge("t", "a", deaths.Death("guest", "hang"))
+        self.ledger.judge("t", "", deaths.Death("test host", "silence", "x"))
+        lines = deaths.summary_lines(self.ledger.records())
+        self.assertEqual(lines[0], "deaths: 2")
+        self.assertIn("t/a: guest hang, retried", lines[1])
+        self.assertIn("t: test host silence (x), retried", lines[2])
+        self.assertIn("guest hang x1, test host silence x1", lines[3])
+        self.assertEqual(deaths.summary_lines([]), ["deaths: none"])
+
+    def test_cli_exit_codes(self):
+        log = os.path.join(self.dir.name, "guest.log")
+        with open(log, "w") as f:
+            f.write(TRIPLE)
+        argv = ["guest", "--case", "c", "--log", log, "--status", "0",
+                "--ledger", self.ledger.path, "--test", "t"]
+        out = io.StringIO()
+        with redirect_stdout(out):
+            self.assertEqual(deaths.main(argv), 10)
+            self.assertEqual(deaths.main(argv), 1)
+        self.assertIn("# c: the guest triple fault", out.getvalue())
+        self.assertIn("# c: failed: it died 2 times", out.getvalue())
+        with open(log, "w") as f:
+            f.write("all good\n")
+        with redirect_stdout(io.StringIO()):
+            self.assertEqual(deaths.main(argv), 0)
+        with open(self.ledger.path) as f:
+            recs = [json.loads(l) for l in f]
+        self.assertEqual(len(recs), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
