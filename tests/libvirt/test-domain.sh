@@ -25,8 +25,9 @@ expect() {	# DESCRIPTION HAYSTACK NEEDLE
 	if [[ $2 == *"$3"* ]]; then ok "$1"; else not_ok "$1" "wanted: $3" "got: $2"; fi
 }
 
-# O_DIRECT needs a real filesystem (not tmpfs): keep images off /tmp.
-DIR=$(mktemp -d /var/tmp/gpin-domain.XXXXXX)
+# O_DIRECT needs a real filesystem (not tmpfs): keep images off /tmp
+# (GPIN_TEST_DISKDIR: where tests/rig/kvm-twin made one in the test host).
+DIR=$(mktemp -d "${GPIN_TEST_DISKDIR:-/var/tmp}/gpin-domain.XXXXXX")
 PID=''
 cleanup() {
 	[[ -n $PID ]] && kill "$PID" 2>/dev/null
