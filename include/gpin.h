@@ -22,9 +22,14 @@
  *   EFAULT     range not in user space, not (entirely) mapped, a special
  *              (VM_PFNMAP/VM_IO) mapping, or a bad pfns pointer
  *   ENOSPC     the file would hold more than GPIN_MAX_PAGES_PER_FILE pages
- *              or GPIN_MAX_HANDLES_PER_FILE handles
- *   EPERM      caller's mm is not the one that opened the file
- *   others     as get_user_pages() (ENOMEM, EINTR, EHWPOISON, ...)
+ *              (PIN handles and direct I/O in flight together) or
+ *              GPIN_MAX_HANDLES_PER_FILE handles
+ *   ENOMEM     the pin would take the process past RLIMIT_MEMLOCK (its
+ *              pinned_vm; without CAP_IPC_LOCK), or the module past its
+ *              max_pins parameter
+ *   EPERM      caller's mm is not the one that opened the file, or pfns
+ *              asked for without CAP_SYS_ADMIN (as /proc/PID/pagemap)
+ *   others     as pin_user_pages() (ENOMEM, EINTR, EHWPOISON, ...)
  * Errors of GPIN_IOC_UNPIN: ENOENT for a handle the file does not hold
  * (never issued, or already unpinned).
  */
@@ -42,15 +47,17 @@
 #define GPIN_MAX_HANDLES_PER_FILE	65536U
 
 /**
- * enum gpin_mode - how GPIN_IOC_PIN takes its page references
+ * enum gpin_mode - how the module finds the pages it pins
  * @GPIN_MODE_FAST: the module's own lockless walk with interrupts disabled,
  *	anonymous pages only; whatever it cannot take is pinned through the
  *	locked path (counted as a fallback)
- * @GPIN_MODE_LOCKED: mmap_read_lock() + get_user_pages()
- * @GPIN_MODE_KERNEL: the kernel's get_user_pages_fast()
+ * @GPIN_MODE_LOCKED: mmap_read_lock() + pin_user_pages()
+ * @GPIN_MODE_KERNEL: the kernel's pin_user_pages_fast()
  * @GPIN_MODE_COUNT: number of modes
  *
- * All three take plain page references (get_page/put_page).
+ * All three hold the pages the way the kernel holds them for DMA: FOLL_PIN
+ * pins (page_maybe_dma_pinned() is true, fork() copies the page for the
+ * child rather than sharing it), released with unpin_user_pages().
  */
 enum gpin_mode {
 	GPIN_MODE_FAST = 0,
@@ -76,8 +83,11 @@ enum gpin_mode {
  * @fast_pages: out: how many of the pages the fast walk served
  * @reserved: must be zero
  *
- * The pages stay referenced until GPIN_IOC_UNPIN of @handle or the last
- * close of the file.
+ * The pages stay pinned until GPIN_IOC_UNPIN of @handle or the last close
+ * of the file.  A PIN handle is a long-term pin (FOLL_LONGTERM: pages in
+ * ZONE_MOVABLE or CMA are migrated first) and is charged to the process's
+ * pinned_vm, against RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK, as VFIO
+ * and io_uring's fixed buffers are.  @pfns needs CAP_SYS_ADMIN.
  */
 struct gpin_pin {
 	__u32 size;
@@ -136,7 +146,7 @@ struct gpin_mode_stats {
 	__u64 failures;
 	__u64 dio_requests;
 	__u64 dio_bytes;
-	__u64 reserved[1];
+	__u64 reserved;
 };
 
 /**

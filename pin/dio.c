@@ -20,6 +20,15 @@
  * and the file before it hands the event out: a reaped event never has
  * pages behind it.  No worker runs between the device and the reaper,
  * which is one wake-up per completion fewer than a workqueue would cost.
+ *
+ * Closing the file does not wait for I/O in flight (an I/O that never
+ * completes, on a dm queue_if_no_path device or a hard NFS mount, would
+ * make the closing process unkillable with its pages pinned).  The file is
+ * orphaned instead: each request that completes afterwards is handed to a
+ * worker of gpin_dio_wq, which releases its pages in process context, and
+ * the last one frees the file and drops the module reference the orphan
+ * holds.  Module unload destroys that workqueue, which waits for a worker
+ * still returning from the last of them.
  */
 #include <linux/blkdev.h>
 #include <linux/bvec.h>
@@ -31,7 +40,10 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
 
 #include "gpin_compat.h"
 #include "gpin_internal.h"
@@ -40,8 +52,9 @@
  * struct gpin_dio_req - one direct I/O request, then its completion event
  * @iocb: the kiocb handed to the file; holds the file reference
  * @iter: bvec iterator over @bvec
- * @gf: owning file (asynchronous requests only)
+ * @gf: owning file
  * @node: in gf->dio_events once completed
+ * @orphan_work: releases the request after its file was closed
  * @user_data: the caller's cookie
  * @res: bytes transferred or -errno
  * @mode: enum gpin_mode the pages were pinned with
@@ -49,12 +62,14 @@
  * @nr_ranges: pinned ranges in @ranges
  * @ranges: one per non-empty iovec segment
  * @bvec: one per page of @ranges, in order
+ * @npages: pages counted in the file's live pages for this request
  */
 struct gpin_dio_req {
 	struct kiocb iocb;
 	struct iov_iter iter;
 	struct gpin_file *gf;
 	struct list_head node;
+	struct work_struct orphan_work;
 	u64 user_data;
 	long res;
 	u32 mode;
@@ -62,7 +77,10 @@ struct gpin_dio_req {
 	unsigned int nr_ranges;
 	struct gpin_range *ranges;
 	struct bio_vec *bvec;
+	unsigned long npages;
 };
+
+static struct workqueue_struct *gpin_dio_wq;
 
 /* Drop the pages and the file; the request keeps only its event. */
 static void gpin_dio_put(struct gpin_dio_req *req)
@@ -77,6 +95,8 @@ static void gpin_dio_put(struct gpin_dio_req *req)
 	req->nr_ranges = 0;
 	kvfree(req->bvec);
 	req->bvec = NULL;
+	gpin_file_unaccount(req->gf, req->npages);
+	req->npages = 0;
 	if (req->iocb.ki_filp) {
 		fput(req->iocb.ki_filp);
 		req->iocb.ki_filp = NULL;
@@ -153,6 +173,12 @@ static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
 		nb++;
 	}
 
+	/* in flight, these pages count against the file's limit too */
+	ret = gpin_file_account(req->gf, npages);
+	if (ret)
+		goto out;
+	req->npages = npages;
+
 	ret = -ENOMEM;
 	if (nb) {
 		req->ranges = kcalloc(nb, sizeof(*req->ranges), GFP_KERNEL);
@@ -176,7 +202,8 @@ static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
 		/* READ: the device writes into the buffers */
 		ret = gpin_range_pin(r, start,
 				     (PAGE_ALIGN(base + len) - start) >>
-				     PAGE_SHIFT, d->mode, !req->write);
+				     PAGE_SHIFT, d->mode,
+				     req->write ? 0 : GPIN_RANGE_WRITE);
 		if (ret)
 			goto out;
 		req->nr_ranges++;
@@ -246,14 +273,20 @@ long gpin_dio_sync(struct gpin_file *gf, void __user *uarg)
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
+	req->gf = gf;
 	ret = gpin_dio_prep(req, &d);
 	if (ret)
 		goto out;
 	/* a sync kiocb (no ->ki_complete): the file waits for the I/O */
 	gpin_dio_init_kiocb(req, d.offset);
 	ret = gpin_dio_issue(req);
-	if (WARN_ON_ONCE(ret == -EIOCBQUEUED))
-		ret = -EIO;
+	if (WARN_ON_ONCE(ret == -EIOCBQUEUED)) {
+		/*
+		 * A file that queues a synchronous kiocb still has our pages
+		 * under I/O: leaking them is the only safe way out.
+		 */
+		return -EIO;
+	}
 	req->res = ret;
 	gpin_stats_dio(req->mode, ret);
 out:
@@ -261,23 +294,48 @@ out:
 	return ret;
 }
 
+/* Process context: a request that completed after its file was closed. */
+static void gpin_dio_orphan_work(struct work_struct *work)
+{
+	struct gpin_dio_req *req = container_of(work, struct gpin_dio_req,
+						orphan_work);
+	struct gpin_file *gf = req->gf;
+
+	gpin_stats_dio(req->mode, req->res);
+	gpin_dio_free(req);
+	if (atomic_dec_and_test(&gf->dio_orphans)) {
+		gpin_file_free(gf);
+		/* the workqueue's destruction at unload waits for our return */
+		module_put(THIS_MODULE);
+	}
+}
+
 /*
- * Any context: make @req an event.  The last thing we touch is gf->dio_lock:
- * gpin_dio_file_release() waits for dio_inflight == 0 under the same lock,
- * then frees gf.
+ * Any context: make @req an event, or, once the file is closed, hand it
+ * to a worker.  The last thing touched is gf->dio_lock; the body runs in
+ * an RCU read-side section, which module unload waits for.
  */
 static void gpin_dio_post(struct gpin_dio_req *req)
 {
 	struct gpin_file *gf = req->gf;
 	unsigned long flags;
+	bool orphan;
 
+	rcu_read_lock();
 	spin_lock_irqsave(&gf->dio_lock, flags);
-	list_add_tail(&req->node, &gf->dio_events);
-	if (gf->eventfd)
-		gpin_eventfd_signal(gf->eventfd);
-	if (!--gf->dio_inflight)
-		wake_up_all(&gf->dio_idle);
+	gf->dio_inflight--;
+	orphan = gf->dio_closed;
+	if (!orphan) {
+		list_add_tail(&req->node, &gf->dio_events);
+		if (gf->eventfd)
+			gpin_eventfd_signal(gf->eventfd);
+	}
 	spin_unlock_irqrestore(&gf->dio_lock, flags);
+	if (orphan) {
+		INIT_WORK(&req->orphan_work, gpin_dio_orphan_work);
+		queue_work(gpin_dio_wq, &req->orphan_work);
+	}
+	rcu_read_unlock();
 }
 
 /* ->ki_complete: any context, possibly hard IRQ. */
@@ -307,11 +365,11 @@ static int gpin_dio_submit_one(struct gpin_file *gf, const struct gpin_dio *d)
 		ret = -ENOMEM;
 		goto err_unaccount;
 	}
+	req->gf = gf;
 	ret = gpin_dio_prep(req, d);
 	if (ret)
 		goto err_free;
 
-	req->gf = gf;
 	gpin_dio_init_kiocb(req, d->offset);
 	req->iocb.ki_complete = gpin_dio_complete;
 	spin_lock_irq(&gf->dio_lock);
@@ -407,6 +465,12 @@ long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
 	if (r.flags || r.reserved0 || !r.nr)
 		return -EINVAL;
 	max = min_t(u32, r.nr, GPIN_DIO_MAX_BATCH);
+	/*
+	 * @inflight must be writable before any event is taken: a failure
+	 * after the events left the list would lose them.
+	 */
+	if (put_user((u64)atomic_read(&gf->dio_reqs), &ur->inflight))
+		return -EFAULT;
 
 	/* IRQs off for at most GPIN_DIO_MAX_BATCH list moves */
 	spin_lock_irq(&gf->dio_lock);
@@ -442,11 +506,14 @@ long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
 		kfree(req);
 	}
 	atomic_sub(n, &gf->dio_reqs);
-	ret = n;
+	/*
+	 * Delivered: say so, whatever happens to this second write (another
+	 * thread may have unmapped @ur meanwhile; the count is only a hint).
+	 */
 	if (put_user((u64)atomic_read(&gf->dio_reqs), &ur->inflight))
-		ret = -EFAULT;	/* the events were delivered all the same */
+		pr_debug("gpin: REAP: inflight not written back\n");
 	kfree(ev);
-	return ret;
+	return n;
 
 put_back:
 	/* back at the head, in order, for the next try */
@@ -491,38 +558,60 @@ void gpin_dio_file_init(struct gpin_file *gf)
 	spin_lock_init(&gf->dio_lock);
 	INIT_LIST_HEAD(&gf->dio_events);
 	gf->dio_inflight = 0;
+	gf->dio_closed = false;
 	atomic_set(&gf->dio_reqs, 0);
-	init_waitqueue_head(&gf->dio_idle);
+	atomic_set(&gf->dio_orphans, 0);
 	gf->eventfd = NULL;
 }
 
-static bool gpin_dio_idle(struct gpin_file *gf)
-{
-	bool idle;
-
-	spin_lock_irq(&gf->dio_lock);
-	idle = !gf->dio_inflight;
-	spin_unlock_irq(&gf->dio_lock);
-	return idle;
-}
-
-/*
- * Last close: I/O already started cannot be recalled from the block layer,
- * so wait for it (it holds our pages), then drop the unreaped events.
- * Also runs when the process exits with I/O in flight.
+/**
+ * gpin_dio_file_release - last close: the file's direct I/O
+ * @gf: the file
+ *
+ * Completed, unreaped requests are released now.  I/O already started
+ * cannot be recalled from the block layer and is not waited for: the file
+ * becomes an orphan that its last completion frees (gpin_dio_orphan_work),
+ * holding a module reference until then.
+ *
+ * Return: true when nothing is in flight and the caller frees @gf now.
  */
-void gpin_dio_file_release(struct gpin_file *gf)
+bool gpin_dio_file_release(struct gpin_file *gf)
 {
 	struct gpin_dio_req *req, *tmp;
+	unsigned int inflight;
+	LIST_HEAD(done);
 
-	wait_event(gf->dio_idle, gpin_dio_idle(gf));
-	list_for_each_entry_safe(req, tmp, &gf->dio_events, node) {
+	spin_lock_irq(&gf->dio_lock);
+	gf->dio_closed = true;
+	inflight = gf->dio_inflight;
+	/* before the first orphan can complete and put it */
+	if (inflight)
+		__module_get(THIS_MODULE);
+	atomic_set(&gf->dio_orphans, inflight);
+	list_splice_init(&gf->dio_events, &done);
+	spin_unlock_irq(&gf->dio_lock);
+
+	list_for_each_entry_safe(req, tmp, &done, node) {
 		list_del(&req->node);
 		gpin_stats_dio(req->mode, req->res);
 		gpin_dio_free(req);
 	}
-	atomic_set(&gf->dio_reqs, 0);
 	if (gf->eventfd)
 		eventfd_ctx_put(gf->eventfd);
 	gf->eventfd = NULL;
+	return !inflight;
+}
+
+int gpin_dio_init(void)
+{
+	gpin_dio_wq = alloc_workqueue("gpin_dio", WQ_UNBOUND, 0);
+	return gpin_dio_wq ? 0 : -ENOMEM;
+}
+
+void gpin_dio_exit(void)
+{
+	/* after the last orphan's module_put(): waits for it to return */
+	destroy_workqueue(gpin_dio_wq);
+	/* completions still returning from gpin_dio_post()'s RCU section */
+	synchronize_rcu();
 }

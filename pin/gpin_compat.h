@@ -13,15 +13,28 @@
 #include <linux/mm.h>
 #include <linux/version.h>
 
-/* 6.5 dropped the vmas argument of get_user_pages(). */
-static inline long gpin_get_user_pages(unsigned long start, unsigned long nr,
+/* 6.5 dropped the vmas argument of pin_user_pages(). */
+static inline long gpin_pin_user_pages(unsigned long start, unsigned long nr,
 				       unsigned int gup_flags,
 				       struct page **pages)
 {
 #if KERNEL_VERSION(6, 5, 0) <= LINUX_VERSION_CODE
-	return get_user_pages(start, nr, gup_flags, pages);
+	return pin_user_pages(start, nr, gup_flags, pages);
 #else
-	return get_user_pages(start, nr, gup_flags, pages, NULL);
+	return pin_user_pages(start, nr, gup_flags, pages, NULL);
+#endif
+}
+
+/*
+ * The exact pin count of a large folio: 6.3 moved it from the second
+ * page's compound_pincount into struct folio.
+ */
+static inline atomic_t *gpin_folio_pincount(struct folio *folio)
+{
+#if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
+	return &folio->_pincount;
+#else
+	return folio_pincount_ptr(folio);
 #endif
 }
 

@@ -37,10 +37,10 @@ struct gpin_pcpu_stats {
 };
 
 /**
- * struct gpin_range - pages of one user range, referenced with get_page()
+ * struct gpin_range - pages of one user range, pinned (FOLL_PIN)
  * @start: first user address
  * @npages: number of pages in @pages
- * @pages: the referenced pages, in address order
+ * @pages: the pinned pages, in address order
  * @mode: enum gpin_mode used to take them
  * @write: taken for writing (FOLL_WRITE)
  * @fast_pages: how many the lockless walk took
@@ -62,11 +62,13 @@ struct gpin_range {
  * @mm: the mm of the opener (mmgrab()ed); the only mm the file acts on
  * @pins: handle -> struct gpin_range
  * @live_pages: pages held through @pins
- * @dio_lock: protects @dio_events, @dio_inflight and @eventfd
+ * @dio_lock: protects @dio_events, @dio_inflight, @dio_closed and @eventfd
  * @dio_events: completed asynchronous requests, not yet reaped
  * @dio_inflight: submitted requests whose I/O has not completed
+ * @dio_closed: the file was closed; completions go to gpin_dio_wq
  * @dio_reqs: submitted requests not yet reaped (<= GPIN_DIO_MAX_INFLIGHT)
- * @dio_idle: woken when @dio_inflight drops to zero
+ * @dio_orphans: requests in flight at close not yet released; the last
+ *	frees the file
  * @eventfd: signalled once per completed asynchronous request, or NULL
  */
 struct gpin_file {
@@ -77,8 +79,9 @@ struct gpin_file {
 	spinlock_t dio_lock;
 	struct list_head dio_events;
 	unsigned int dio_inflight;
+	bool dio_closed;
 	atomic_t dio_reqs;
-	wait_queue_head_t dio_idle;
+	atomic_t dio_orphans;
 	struct eventfd_ctx *eventfd;
 };
 
@@ -88,22 +91,30 @@ extern unsigned int gpin_batch;
 /* walk.c: lockless walk of [start, start + nr pages), IRQs already off. */
 struct gpin_walk {
 	struct page **pages;
-	unsigned long nr;	/* pages taken so far */
+	unsigned long nr;	/* pages pinned so far */
 	unsigned long huge;	/* huge leaves used */
 	bool write;
+	bool longterm;		/* FOLL_LONGTERM: only pinnable zones */
 };
 
 int gpin_walk_range(struct mm_struct *mm, unsigned long addr,
 		    unsigned long end, struct gpin_walk *w);
 
 /* range.c */
+#define GPIN_RANGE_WRITE	BIT(0)	/* the pages will be written to */
+#define GPIN_RANGE_LONGTERM	BIT(1)	/* held indefinitely (PIN handles) */
+
+int gpin_range_init(void);
+void gpin_range_exit(void);
 int gpin_range_pin(struct gpin_range *r, unsigned long start,
-		   unsigned long npages, u32 mode, bool write);
+		   unsigned long npages, u32 mode, unsigned int flags);
 void gpin_range_release(struct gpin_range *r, bool dirty);
 
 /* dio.c */
+int gpin_dio_init(void);
+void gpin_dio_exit(void);
 void gpin_dio_file_init(struct gpin_file *gf);
-void gpin_dio_file_release(struct gpin_file *gf);
+bool gpin_dio_file_release(struct gpin_file *gf);
 long gpin_dio_sync(struct gpin_file *gf, void __user *uarg);
 long gpin_dio_submit(struct gpin_file *gf, void __user *uarg);
 long gpin_dio_reap(struct gpin_file *gf, void __user *uarg);
@@ -112,6 +123,9 @@ long gpin_dio_set_eventfd(struct gpin_file *gf, void __user *uarg);
 /* main.c */
 int gpin_copy_in(void *dst, size_t ksize, void __user *uarg);
 int gpin_check_caller(struct gpin_file *gf);
+int gpin_file_account(struct gpin_file *gf, unsigned long npages);
+void gpin_file_unaccount(struct gpin_file *gf, unsigned long npages);
+void gpin_file_free(struct gpin_file *gf);
 
 /* stats.c */
 int gpin_stats_init(void);

@@ -3,9 +3,11 @@
  * gpin.ko: /dev/gpin, pinning of the calling process's own pages.
  *
  * Each open file is a struct gpin_file: the mm it acts on, a table of
- * pinned ranges by handle, and its direct I/O requests (dio.c).  Everything a file holds is released at its last
- * close; the module cannot be unloaded while a file is open (the file holds
- * a module reference), so nothing outlives the module.
+ * pinned ranges by handle, and its direct I/O requests (dio.c).  Its PIN
+ * handles are released at its last close, its direct I/O when that
+ * completes; the module cannot be unloaded while a file is open or a
+ * closed file's I/O is in flight (the file holds a module reference, and
+ * so does the orphan it leaves), so nothing outlives the module.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -67,12 +69,51 @@ static int gpin_copy_pfns(struct gpin_range *r, u64 __user *upfns)
 	return 0;
 }
 
+/*
+ * A PIN handle's charge to the process, as VFIO and io_uring's fixed
+ * buffers charge theirs: mm->pinned_vm against RLIMIT_MEMLOCK, unless the
+ * caller may lock memory without limit.
+ */
+static int gpin_charge_pinned(struct gpin_file *gf, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	s64 now = atomic64_add_return(npages, &gf->mm->pinned_vm);
+
+	if (now > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &gf->mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void gpin_uncharge_pinned(struct gpin_file *gf, unsigned long npages)
+{
+	atomic64_sub(npages, &gf->mm->pinned_vm);
+}
+
 static void gpin_file_drop(struct gpin_file *gf, struct gpin_range *r)
 {
 	unsigned long npages = r->npages;
 
 	gpin_range_release(r, false);
 	kfree(r);
+	gpin_uncharge_pinned(gf, npages);
+	gpin_file_unaccount(gf, npages);
+}
+
+/* Pages a file holds (PIN handles and direct I/O), at most a file's worth. */
+int gpin_file_account(struct gpin_file *gf, unsigned long npages)
+{
+	if (atomic_long_add_return(npages, &gf->live_pages) >
+	    GPIN_MAX_PAGES_PER_FILE) {
+		atomic_long_sub(npages, &gf->live_pages);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+void gpin_file_unaccount(struct gpin_file *gf, unsigned long npages)
+{
 	atomic_long_sub(npages, &gf->live_pages);
 }
 
@@ -104,22 +145,27 @@ static long gpin_ioctl_pin(struct gpin_file *gf, void __user *uarg)
 		return -EOVERFLOW;
 	if (!access_ok(u64_to_user_ptr(p.start), len))
 		return -EFAULT;
+	/* physical addresses: what /proc/PID/pagemap shows only to admins */
+	if (p.pfns && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	if (p.pfns && !access_ok(u64_to_user_ptr(p.pfns),
 				 p.npages * sizeof(u64)))
 		return -EFAULT;
 
-	if (atomic_long_add_return(p.npages, &gf->live_pages) >
-	    GPIN_MAX_PAGES_PER_FILE) {
-		ret = -ENOSPC;
+	ret = gpin_file_account(gf, p.npages);
+	if (ret)
+		return ret;
+	ret = gpin_charge_pinned(gf, p.npages);
+	if (ret)
 		goto err_unaccount;
-	}
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r) {
 		ret = -ENOMEM;
-		goto err_unaccount;
+		goto err_uncharge;
 	}
 	ret = gpin_range_pin(r, p.start, p.npages, p.mode,
-			     p.flags & GPIN_PIN_WRITE);
+			     GPIN_RANGE_LONGTERM |
+			     (p.flags & GPIN_PIN_WRITE ? GPIN_RANGE_WRITE : 0));
 	if (ret)
 		goto err_free;
 	if (p.pfns) {
@@ -149,8 +195,10 @@ err_release:
 	gpin_range_release(r, false);
 err_free:
 	kfree(r);
+err_uncharge:
+	gpin_uncharge_pinned(gf, p.npages);
 err_unaccount:
-	atomic_long_sub(p.npages, &gf->live_pages);
+	gpin_file_unaccount(gf, p.npages);
 	return ret;
 }
 
@@ -265,22 +313,31 @@ static int gpin_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* The last of a file: from release, or from its last orphaned request. */
+void gpin_file_free(struct gpin_file *gf)
+{
+	WARN_ON_ONCE(atomic_long_read(&gf->live_pages));
+	mmdrop(gf->mm);
+	kfree(gf);
+}
+
+/*
+ * Last close.  It never waits for I/O: requests in flight keep the file
+ * (and the module) until they complete (dio.c).
+ */
 static int gpin_release(struct inode *inode, struct file *file)
 {
 	struct gpin_file *gf = file->private_data;
 	struct gpin_range *r;
 	unsigned long index;
 
-	/* first: direct I/O in flight writes into pages we hold */
-	gpin_dio_file_release(gf);
 	xa_for_each(&gf->pins, index, r) {
 		xa_erase(&gf->pins, index);
 		gpin_file_drop(gf, r);
 	}
-	WARN_ON_ONCE(atomic_long_read(&gf->live_pages));
 	xa_destroy(&gf->pins);
-	mmdrop(gf->mm);
-	kfree(gf);
+	if (gpin_dio_file_release(gf))
+		gpin_file_free(gf);
 	return 0;
 }
 
@@ -327,11 +384,21 @@ static int __init gpin_init(void)
 	ret = gpin_stats_init();
 	if (ret)
 		goto err_page;
-	ret = misc_register(&gpin_misc);
+	ret = gpin_range_init();
 	if (ret)
 		goto err_stats;
+	ret = gpin_dio_init();
+	if (ret)
+		goto err_range;
+	ret = misc_register(&gpin_misc);
+	if (ret)
+		goto err_dio;
 	return 0;
 
+err_dio:
+	gpin_dio_exit();
+err_range:
+	gpin_range_exit();
 err_stats:
 	gpin_stats_exit();
 err_page:
@@ -342,8 +409,13 @@ err_page:
 static void __exit gpin_exit(void)
 {
 	misc_deregister(&gpin_misc);
-	/* No file can be open here, so every pinned page was released. */
+	/*
+	 * No file is open, and no orphaned request is left (each holds a
+	 * module reference): every pinned page was released.
+	 */
+	gpin_dio_exit();
 	WARN_ON(gpin_live_pages());
+	gpin_range_exit();
 	gpin_stats_exit();
 	__free_page(gpin_special_page);
 }

@@ -24,9 +24,21 @@
  * 0 ("fall back") at the first entry it cannot handle, with every page taken
  * before that point left in w->pages in address order.  Never an errno: the
  * locked path decides what the error is.
+ *
+ * What is taken is a pin (FOLL_PIN), as the kernel's GUP-fast takes it:
+ * first plain references (add-unless-zero, then the entries re-read), then,
+ * once the page is known to be the one mapped, the reference is turned
+ * into a pin - GUP_PIN_COUNTING_BIAS more on a small folio, the exact
+ * _pincount on a large one - so that page_maybe_dma_pinned() sees it and
+ * fork() copies the page for the child instead of sharing it.  The caller
+ * (range.c) sets MMF_HAS_PINNED before the walk and checks
+ * mm->write_protect_seq around it; pins are released with
+ * unpin_user_pages*().
  */
 #include <linux/mm.h>
+#include <linux/page-flags.h>
 #include <linux/pgtable.h>
+#include <linux/vmstat.h>
 
 #include "gpin_compat.h"
 #include "gpin_internal.h"
@@ -44,17 +56,20 @@
 #define gpin_read_entry(p)	READ_ONCE(*(p))
 
 /*
- * Take @refs references on the folio of @page, unless its count is zero
- * (being freed, or frozen for split/migration).  The page may have been
- * split or freed and reused between reading the entry and here, so the
+ * Take @refs plain references on the folio of @page, unless its count is
+ * zero (being freed, or frozen for split/migration).  The page may have
+ * been split or freed and reused between reading the entry and here, so the
  * folio is re-derived after the reference is held.  A count that nears
- * overflow is left to the locked path, which refuses it.
+ * overflow (or has wrapped negative: compared unsigned) is left to the
+ * locked path, whose try_grab_folio() refuses it with -ENOMEM; the margin
+ * of INT_MAX / 2 holds every pin that CPUs racing past this check at once
+ * can add.
  */
 static struct folio *gpin_try_get(struct page *page, int refs)
 {
 	struct folio *folio = page_folio(page);
 
-	if (unlikely(folio_ref_count(folio) > INT_MAX / 2))
+	if (unlikely((unsigned int)folio_ref_count(folio) > INT_MAX / 2))
 		return NULL;
 	if (!folio_ref_add_unless(folio, refs, 0))
 		return NULL;
@@ -66,15 +81,46 @@ static struct folio *gpin_try_get(struct page *page, int refs)
 }
 
 /*
+ * Whether the folio, which we hold and which is still mapped by the entry
+ * we read (@writable: that entry allows writes), may be pinned here.
+ *
  * Anonymous memory only.  File, shmem, secretmem and device pages may need
- * the filesystem or driver to be told about the reference (writeback,
+ * the filesystem or driver to be told about the pin (writeback,
  * truncation, long-term pinning rules); the locked path knows the VMA and
- * gets that right.  Checked with the reference held, so the folio cannot be
- * freed and its ->mapping is meaningful.
+ * gets that right.  An anonymous page mapped read-only that is not
+ * exclusive to this process (shared with a fork child, or KSM) must not
+ * be pinned as it is: a later write fault would move the process to a copy
+ * and leave the pin on a page it no longer maps.  The locked path unshares
+ * it first (gup_must_unshare()).  A writable mapping is exclusive already.
+ * For a long-term pin, folios in ZONE_MOVABLE or CMA must be migrated
+ * first, which only the locked path can do.
  */
-static bool gpin_folio_ok(struct folio *folio)
+static bool gpin_folio_ok(struct folio *folio, struct page *page,
+			  bool writable, const struct gpin_walk *w)
 {
-	return folio_test_anon(folio);
+	if (!folio_test_anon(folio))
+		return false;
+	if (!w->write && !writable &&
+	    (PageKsm(page) || !PageAnonExclusive(page)))
+		return false;
+	if (w->longterm && !folio_is_longterm_pinnable(folio))
+		return false;
+	return true;
+}
+
+/*
+ * Turn @refs references, taken by gpin_try_get(), into @refs pins.  The
+ * references stay: a pinned folio is also a referenced one.
+ */
+static void gpin_make_pins(struct folio *folio, int refs)
+{
+	if (folio_test_large(folio))
+		atomic_add(refs, gpin_folio_pincount(folio));
+	else
+		folio_ref_add(folio, refs * (GUP_PIN_COUNTING_BIAS - 1));
+	node_stat_mod_folio(folio, NR_FOLL_PIN_ACQUIRED, refs);
+	/* as GUP does: the page is in use, reclaim should age it so */
+	folio_set_referenced(folio);
 }
 
 static int gpin_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
@@ -128,10 +174,11 @@ static int gpin_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 			folio_put_refs(folio, 1);
 			return 0;
 		}
-		if (!gpin_folio_ok(folio)) {
+		if (!gpin_folio_ok(folio, page, pte_write(pte), w)) {
 			folio_put_refs(folio, 1);
 			return 0;
 		}
+		gpin_make_pins(folio, 1);
 		w->pages[w->nr++] = page;
 	} while (ptep++, addr += PAGE_SIZE, addr != end);
 
@@ -140,7 +187,8 @@ static int gpin_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 
 /*
  * A huge leaf maps a large folio: one add-unless-zero takes a reference for
- * every subpage in [addr, end), each later dropped by its own put_page().
+ * every subpage in [addr, end), later one pin each, each released by its
+ * own unpin (unpin_user_pages() counts a folio's consecutive pages).
  */
 static struct folio *gpin_huge_take(struct page *head, unsigned long addr,
 				    unsigned long end, unsigned long mask,
@@ -152,11 +200,13 @@ static struct folio *gpin_huge_take(struct page *head, unsigned long addr,
 	return gpin_try_get(*first, refs);
 }
 
-static void gpin_huge_commit(struct page *first, unsigned long addr,
-			     unsigned long end, struct gpin_walk *w)
+static void gpin_huge_commit(struct folio *folio, struct page *first,
+			     unsigned long addr, unsigned long end,
+			     struct gpin_walk *w)
 {
 	unsigned long i, refs = (end - addr) >> PAGE_SHIFT;
 
+	gpin_make_pins(folio, refs);
 	for (i = 0; i < refs; i++)
 		w->pages[w->nr++] = nth_page(first, i);
 	w->huge++;
@@ -176,13 +226,16 @@ static int gpin_pmd_leaf(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 	folio = gpin_huge_take(pmd_page(pmd), addr, end, PMD_MASK, &first);
 	if (!folio)
 		return 0;
-	/* Same race as for a pte: split, zap or migration of the THP. */
+	/*
+	 * Same race as for a pte: split, zap or migration of the THP.  The
+	 * exclusive bit of a PMD-mapped THP or a hugetlb folio is its head's.
+	 */
 	if (unlikely(pmd_val(pmd) != pmd_val(gpin_read_entry(pmdp))) ||
-	    !gpin_folio_ok(folio)) {
+	    !gpin_folio_ok(folio, &folio->page, pmd_write(pmd), w)) {
 		folio_put_refs(folio, (end - addr) >> PAGE_SHIFT);
 		return 0;
 	}
-	gpin_huge_commit(first, addr, end, w);
+	gpin_huge_commit(folio, first, addr, end, w);
 	return 1;
 }
 
@@ -226,11 +279,11 @@ static int gpin_pud_leaf(pud_t pud, pud_t *pudp, unsigned long addr,
 	if (!folio)
 		return 0;
 	if (unlikely(pud_val(pud) != pud_val(gpin_read_entry(pudp))) ||
-	    !gpin_folio_ok(folio)) {
+	    !gpin_folio_ok(folio, &folio->page, pud_write(pud), w)) {
 		folio_put_refs(folio, (end - addr) >> PAGE_SHIFT);
 		return 0;
 	}
-	gpin_huge_commit(first, addr, end, w);
+	gpin_huge_commit(folio, first, addr, end, w);
 	return 1;
 }
 
@@ -283,7 +336,7 @@ static int gpin_p4d_range(pgd_t pgd, pgd_t *pgdp, unsigned long addr,
 }
 
 /**
- * gpin_walk_range - take references on the pages of [addr, end)
+ * gpin_walk_range - pin the pages of [addr, end)
  * @mm: current->mm
  * @addr: page-aligned start
  * @end: page-aligned end, > @addr
@@ -292,7 +345,7 @@ static int gpin_p4d_range(pgd_t pgd, pgd_t *pgdp, unsigned long addr,
  * Must be called with interrupts disabled.
  *
  * Return: 1 when the whole range was taken, 0 when the walk stopped early
- * (the pages taken so far are in w->pages and still referenced).
+ * (the pages taken so far are in w->pages and still pinned).
  */
 int gpin_walk_range(struct mm_struct *mm, unsigned long addr,
 		    unsigned long end, struct gpin_walk *w)

@@ -40,11 +40,10 @@
 #define EXIT_USAGE	2
 #define EXIT_VMM_ERROR	1
 
+/* The boot images, mapped until they are copied into guest RAM. */
 struct images {
-	uint8_t *kernel;
-	size_t kernel_size;
-	uint8_t *initrd;
-	size_t initrd_size;
+	struct mapped_file kernel;
+	struct mapped_file initrd;
 };
 
 static int __attribute__((format(printf, 1, 2)))
@@ -65,16 +64,16 @@ static int read_images(const struct vm_options *opts, struct images *img)
 	char err[256];
 	int ret;
 
-	ret = read_whole_file(opts->kernel, &img->kernel, &img->kernel_size);
+	ret = map_file(opts->kernel, &img->kernel);
 	if (ret)
 		return usage_error("--kernel '%s': %s", opts->kernel,
 				   strerror(-ret));
-	if (boot__check_bzimage(img->kernel, img->kernel_size, err,
+	if (boot__check_bzimage(img->kernel.data, img->kernel.size, err,
 				sizeof(err)))
 		return usage_error("--kernel '%s': %s", opts->kernel, err);
 	if (!opts->initrd)
 		return 0;
-	ret = read_whole_file(opts->initrd, &img->initrd, &img->initrd_size);
+	ret = map_file(opts->initrd, &img->initrd);
 	if (ret)
 		return usage_error("--initrd '%s': %s", opts->initrd,
 				   strerror(-ret));
@@ -190,15 +189,21 @@ static void report_stop(const struct vm *vm)
 	}
 }
 
-static int run_vm(const struct vm_options *opts, const struct images *img)
+static void unmap_images(struct images *img)
+{
+	unmap_file(&img->kernel);
+	unmap_file(&img->initrd);
+}
+
+static int run_vm(const struct vm_options *opts, struct images *img)
 {
 	struct console con;
 	struct serial_backend uart = { .tx = console__tx, .tx_opaque = &con };
 	struct boot_files files = {
-		.kernel = img->kernel,
-		.kernel_size = img->kernel_size,
-		.initrd = img->initrd,
-		.initrd_size = img->initrd_size,
+		.kernel = img->kernel.data,
+		.kernel_size = img->kernel.size,
+		.initrd = img->initrd.data,
+		.initrd_size = img->initrd.size,
 		.cmdline = opts->cmdline,
 	};
 	struct pty pty = { .master = -1, .slave = -1 };
@@ -235,7 +240,10 @@ static int run_vm(const struct vm_options *opts, const struct images *img)
 		pty__close(&pty);
 		return EXIT_VMM_ERROR;
 	}
-	if (vm__load(&vm, opts, &files, err, sizeof(err))) {
+	status = vm__load(&vm, opts, &files, err, sizeof(err));
+	/* in guest RAM now: the VMM keeps no copy */
+	unmap_images(img);
+	if (status) {
 		fprintf(stderr, "gpin-vmm: %s\n", err);
 		vm__destroy(&vm);
 		close(sfd);
@@ -312,8 +320,7 @@ int main(int argc, char **argv)
 	status = read_images(&opts, &img);
 	if (!status)
 		status = run_vm(&opts, &img);
-	free(img.kernel);
-	free(img.initrd);
+	unmap_images(&img);
 	domain__free(&dom);
 	return status;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,13 +9,13 @@
 
 #define FILE_SIZE_MAX	(2ULL << 30)	/* no kernel or initramfs is bigger */
 
-int read_whole_file(const char *path, uint8_t **buf, size_t *size)
+int map_file(const char *path, struct mapped_file *f)
 {
 	struct stat st;
-	size_t done = 0;
+	void *p;
 	int fd, ret = 0;
-	uint8_t *p;
 
+	*f = (struct mapped_file){ 0 };
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -31,26 +31,27 @@ int read_whole_file(const char *path, uint8_t **buf, size_t *size)
 		ret = -EFBIG;
 		goto out;
 	}
-	p = malloc(st.st_size ? st.st_size : 1);
-	if (!p) {
-		ret = -ENOMEM;
+	if (!st.st_size)
+		goto out;	/* nothing to map; the loaders reject it */
+	/*
+	 * Page cache, not a private copy: resident only while mapped, and
+	 * shared with any other process reading the same image.
+	 */
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
 		goto out;
 	}
-	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, p + done, st.st_size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-			free(p);
-			goto out;
-		}
-		done += n;
-	}
-	*buf = p;
-	*size = done;
+	f->data = p;
+	f->size = st.st_size;
 out:
 	close(fd);
 	return ret;
+}
+
+void unmap_file(struct mapped_file *f)
+{
+	if (f->data)
+		munmap((void *)f->data, f->size);
+	*f = (struct mapped_file){ 0 };
 }

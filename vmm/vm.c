@@ -116,6 +116,16 @@ static int vm_setup_ram(struct vm *vm, uint64_t size)
 			(unsigned long long)(size >> 20), strerror(-ret));
 		return ret;
 	}
+	/*
+	 * Not inherited by a child (QEMU does the same): a fork()ed helper
+	 * never shares guest RAM copy-on-write, so no write of ours can move
+	 * a page away from I/O in flight.  gpin.ko's FOLL_PIN pins already
+	 * make fork copy pinned pages; this is the second line of defence,
+	 * and it spares fork copying gigabytes.
+	 */
+	if (madvise(vm->ram, size, MADV_DONTFORK))
+		fprintf(stderr, "gpin-vmm: MADV_DONTFORK on guest RAM: %s\n",
+			strerror(errno));
 	ret = set_memory_region(vm, 0, 0, vm->lowmem_size, vm->ram);
 	if (!ret && size > vm->lowmem_size)
 		ret = set_memory_region(vm, 1, MMIO_HOLE_END,

@@ -23,7 +23,7 @@ mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 # root over 9p cannot do O_DIRECT.  Without them the tests skip those cases.
 fsdir=/tmp/gpin-fs
 if [ -n "${RIG_MODDIR:-}" ] &&
-   modprobe -d "$RIG_MODDIR" brd rd_nr=2 rd_size=16384 2>/dev/null; then
+   modprobe -d "$RIG_MODDIR" brd rd_nr=3 rd_size=16384 2>/dev/null; then
 	export GPIN_TEST_BLKDEV=/dev/ram1
 	if modprobe -d "$RIG_MODDIR" ext4 2>/dev/null &&
 	   mkfs.ext4 -q -F /dev/ram0 >/dev/null 2>&1 &&
@@ -42,6 +42,21 @@ if [ -n "${RIG_MODDIR:-}" ] &&
 	echo "# asynchronous DIO on /dev/nullb0 (timer completions)"
 fi
 
+# Slow devices, device-mapper `delay` targets on ramdisk 2: 300 ms per
+# request (I/O still in flight when a test forks) and 3 s (I/O that
+# outlives the process that started it).
+slowdm=gpin-pin-slow stuckdm=gpin-pin-stuck
+if [ -b /dev/ram2 ] && command -v dmsetup >/dev/null &&
+   modprobe -d "$RIG_MODDIR" dm-delay 2>/dev/null &&
+   DM_DISABLE_UDEV=1 dmsetup create "$slowdm" --noudevsync \
+	--table "0 8192 delay /dev/ram2 0 300" 2>/dev/null &&
+   DM_DISABLE_UDEV=1 dmsetup create "$stuckdm" --noudevsync \
+	--table "0 8192 delay /dev/ram2 8192 3000" 2>/dev/null; then
+	export GPIN_TEST_SLOWDEV=/dev/mapper/$slowdm
+	export GPIN_TEST_STUCKDEV=/dev/mapper/$stuckdm
+	echo "# slow DIO on /dev/mapper/$slowdm (300 ms), /dev/mapper/$stuckdm (3 s)"
+fi
+
 # A device-mapper `error` target: every request fails with EIO.
 errdm=gpin-pin-err
 if [ -n "${RIG_MODDIR:-}" ] && command -v dmsetup >/dev/null &&
@@ -57,12 +72,23 @@ fi
 rc=$?
 [ -n "${GPIN_TEST_ERRDEV:-}" ] &&
 	DM_DISABLE_UDEV=1 dmsetup remove --noudevsync "$errdm" 2>/dev/null
+if [ -n "${GPIN_TEST_SLOWDEV:-}" ]; then
+	DM_DISABLE_UDEV=1 dmsetup remove --noudevsync "$slowdm" "$stuckdm" \
+		2>/dev/null
+fi
 umount "$fsdir" 2>/dev/null
 rmmod null_blk brd 2>/dev/null
 [ "$rc" = 77 ] && exit 77
 
 echo "# debugfs stats after the tests:"
 sed 's/^/#   /' /sys/kernel/debug/gpin/stats 2>/dev/null
+# An open file holds the module.
+exec 3</dev/gpin
+if rmmod gpin 2>/dev/null; then
+	echo "FAIL: rmmod gpin succeeded with /dev/gpin open"
+	rc=1
+fi
+exec 3<&-
 if ! rmmod gpin; then
 	echo "FAIL: rmmod gpin"
 	rc=1

@@ -40,6 +40,7 @@ read -r -a check_flags <<<"$(pkg-config --cflags --libs check)"
 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I "$TOP/include" -I "$TOP/pin/lib" \
 	"$TOP/tests/pin/test_pin.c" "$TOP/tests/pin/test_pin_dio.c" \
+	"$TOP/tests/pin/test_pin_foll.c" \
 	"$TOP/pin/lib/libgpin.c" \
 	"${check_flags[@]}" -pthread -o "$BUILD/test_pin"
 

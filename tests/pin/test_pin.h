@@ -25,7 +25,13 @@ void stats(struct gpin_stats *st);
 void setup(void);
 void teardown(void);
 
+/* Waits up to 20 s for the module's live pinned pages to reach zero. */
+unsigned long long wait_unpinned(void);
+
 /* test_pin_dio.c */
 void dio_add_tcases(Suite *s);
+
+/* test_pin_foll.c */
+void foll_add_tcases(Suite *s);
 
 #endif /* TEST_PIN_H */

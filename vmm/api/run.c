@@ -110,7 +110,7 @@ static int backend_boot(void *opaque, const struct api_vm_config *cfg,
 	};
 	struct serial_backend uart = { .tx = console__tx, .tx_opaque = &v->con };
 	struct boot_files files = { .cmdline = o.cmdline };
-	uint8_t *kernel = NULL, *initrd = NULL;
+	struct mapped_file kernel = { 0 }, initrd = { 0 };
 	unsigned int i;
 	int ret = -1, e;
 
@@ -131,19 +131,21 @@ static int backend_boot(void *opaque, const struct api_vm_config *cfg,
 		}
 		o.ndisks++;
 	}
-	e = -read_whole_file(o.kernel, &kernel, &files.kernel_size);
+	e = -map_file(o.kernel, &kernel);
 	if (e)
 		return fail(err, errlen, "kernel", o.kernel, e);
-	files.kernel = kernel;
-	if (boot__check_bzimage(kernel, files.kernel_size, err, errlen))
+	files.kernel = kernel.data;
+	files.kernel_size = kernel.size;
+	if (boot__check_bzimage(kernel.data, kernel.size, err, errlen))
 		goto out;
 	if (o.initrd) {
-		e = -read_whole_file(o.initrd, &initrd, &files.initrd_size);
+		e = -map_file(o.initrd, &initrd);
 		if (e) {
 			fail(err, errlen, "initramfs", o.initrd, e);
 			goto out;
 		}
-		files.initrd = initrd;
+		files.initrd = initrd.data;
+		files.initrd_size = initrd.size;
 	}
 	e = -open_console(v, cfg);
 	if (e) {
@@ -154,7 +156,11 @@ static int backend_boot(void *opaque, const struct api_vm_config *cfg,
 		snprintf(err, errlen, "cannot create the VM (see the VMM's log)");
 		goto out;
 	}
-	if (vm__load(&v->vm, &o, &files, err, errlen) || vm__start(&v->vm)) {
+	e = vm__load(&v->vm, &o, &files, err, errlen);
+	/* in guest RAM now: the VMM keeps no copy */
+	unmap_file(&kernel);
+	unmap_file(&initrd);
+	if (e || vm__start(&v->vm)) {
 		vm__request_stop(&v->vm, VM_STOP_ERROR, 0);
 		vm__join(&v->vm);
 		vm__destroy(&v->vm);
@@ -163,8 +169,8 @@ static int backend_boot(void *opaque, const struct api_vm_config *cfg,
 	v->vm_live = true;
 	ret = 0;
 out:
-	free(kernel);
-	free(initrd);
+	unmap_file(&kernel);
+	unmap_file(&initrd);
 	return ret;
 }
 
