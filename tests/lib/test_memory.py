@@ -28,6 +28,14 @@ class Overhead(unittest.TestCase):
         # a named mapping of the same size ([heap]) is not guest RAM
         self.assertEqual(s.overhead_kib, 1864)
 
+    def test_loading_while_an_image_is_mapped(self):
+        text = SMAPS + ("7f3000000000-7f3002000000 r--p 00000000 fe:01 9  "
+                        "/var/cache/initrd.gz\nRss: 30000 kB\n")
+        self.assertTrue(memory.sample(text, 512 << 20,
+                                      {"/var/cache/initrd.gz"}).loading)
+        self.assertFalse(memory.sample(SMAPS, 512 << 20,
+                                       {"/var/cache/initrd.gz"}).loading)
+
     def test_no_ram_mapping(self):
         s = memory.sample(SMAPS, 1 << 30)
         self.assertFalse(s.found_ram)
