@@ -3,10 +3,16 @@
  * The terminal the guest's serial console is attached to: raw mode while
  * the guest runs (restored on every way out), output to stdout, input from
  * stdin with one escape, Ctrl-a x, to quit (Ctrl-a Ctrl-a sends Ctrl-a).
+ *
+ * Output never blocks the vCPU that writes the UART: bytes go into a
+ * bounded buffer that the console's own thread writes out.  When nobody
+ * reads the output (a full pipe, a stopped terminal) the buffer fills and
+ * further bytes are dropped and counted; console__stop() says how many.
  */
 #ifndef GPIN_CONSOLE_H
 #define GPIN_CONSOLE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +20,10 @@
 #include <termios.h>
 
 #define CONSOLE_ESCAPE	0x01	/* Ctrl-a */
+/* Output the reader may fall behind by before bytes are dropped. */
+#define CONSOLE_OUT_BUF	(64 * 1024)
+/* How long console__stop() waits for the buffer to drain. */
+#define CONSOLE_DRAIN_MS	1000
 
 struct console {
 	int in_fd;
@@ -21,9 +31,30 @@ struct console {
 	bool raw;
 	bool escape;		/* the last input byte was the escape */
 	struct termios saved;
+
+	/* output: the UART fills @buf, @writer empties it into @out_fd */
+	pthread_mutex_t lock;
+	pthread_cond_t more;	/* bytes came, or stopping */
+	pthread_cond_t drained;	/* the buffer is empty */
+	uint8_t buf[CONSOLE_OUT_BUF];
+	size_t head;		/* oldest byte */
+	size_t len;
+	uint64_t dropped;
+	bool started;
+	bool stopping;
+	pthread_t writer;
 };
 
 void console__init(struct console *con, int in_fd, int out_fd);
+
+/* Starts the output thread; 0 or -errno.  Bytes before it wait in the buffer. */
+int console__start(struct console *con);
+
+/*
+ * Writes out what is buffered (waiting at most CONSOLE_DRAIN_MS) and ends
+ * the output thread; reports dropped bytes on stderr.  Idempotent.
+ */
+void console__stop(struct console *con);
 /* Puts the terminal in raw mode when @in_fd is one. */
 int console__enter_raw(struct console *con);
 void console__restore(struct console *con);
@@ -35,7 +66,7 @@ void console__restore(struct console *con);
  */
 void console__write_lines(FILE *out, const char *text, size_t len);
 
-/* serial_backend.tx for the UART: one byte to the output. */
+/* serial_backend.tx for the UART: one byte to the output; never blocks. */
 void console__tx(void *opaque, uint8_t byte);
 
 /*

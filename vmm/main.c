@@ -252,9 +252,12 @@ static int run_vm(const struct vm_options *opts, struct images *img)
 	}
 	if (console__enter_raw(&con))
 		fprintf(stderr, "gpin-vmm: cannot set the terminal raw\n");
+	if (console__start(&con))
+		fprintf(stderr, "gpin-vmm: no console output thread\n");
 	if (!vm__start(&vm))
 		serve_until_stopped(&vm, &con, sfd);
 	vm__join(&vm);
+	console__stop(&con);
 	console__restore(&con);
 	report_stop(&vm);
 	status = vm__exit_status(&vm);

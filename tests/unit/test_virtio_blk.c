@@ -300,6 +300,105 @@ check:
 }
 END_TEST
 
+/*
+ * seg_max and size_max (advertised as SEG_MAX, SIZE_MAX) bound IN and OUT:
+ * more segments or a larger one is IOERR, whatever else is right.
+ */
+START_TEST(test_parse_segment_limits)
+{
+	struct blk_limits lim = lim512;
+	unsigned int i;
+
+	lim.seg_max = 4;
+	lim.size_max = 1024;
+
+	/* 4 segments of 512: the most there may be */
+	chain_reset();
+	hdr(VIRTIO_BLK_T_IN, 0);
+	add(hdrbuf, 16, false);
+	for (i = 0; i < 4; i++)
+		add(data + 512 * i, 512, true);
+	add(status, 1, true);
+	ck_assert_int_eq(virtio_blk__parse(&pchain, &lim, piov, &req),
+			 VIRTIO_BLK_S_OK);
+	ck_assert_uint_eq(req.niov, 4);
+
+	/* a fifth */
+	chain_reset();
+	hdr(VIRTIO_BLK_T_IN, 0);
+	add(hdrbuf, 16, false);
+	for (i = 0; i < 5; i++)
+		add(data + 512 * i, 512, true);
+	add(status, 1, true);
+	ck_assert_int_eq(virtio_blk__parse(&pchain, &lim, piov, &req),
+			 VIRTIO_BLK_S_IOERR);
+	ck_assert_uint_eq(req.len, 0);
+
+	/* one segment larger than size_max, for OUT and IN */
+	ck_assert_int_eq(parse3(VIRTIO_BLK_T_OUT, 0, 2048, false, &lim),
+			 VIRTIO_BLK_S_IOERR);
+	ck_assert_int_eq(parse3(VIRTIO_BLK_T_IN, 0, 2048, true, &lim),
+			 VIRTIO_BLK_S_IOERR);
+	ck_assert_int_eq(parse3(VIRTIO_BLK_T_OUT, 0, 1024, false, &lim),
+			 VIRTIO_BLK_S_OK);
+
+	/* header and data in one descriptor: the data part is what counts */
+	lim.size_max = 512;
+	chain_reset();
+	hdr(VIRTIO_BLK_T_OUT, 0);
+	add(data, 16 + 512, false);
+	memcpy(data, hdrbuf, 16);
+	add(status, 1, true);
+	ck_assert_int_eq(virtio_blk__parse(&pchain, &lim, piov, &req),
+			 VIRTIO_BLK_S_OK);
+	ck_assert_uint_eq(req.len, 512);
+	chain_reset();
+	add(data, 16 + 1024, false);
+	add(status, 1, true);
+	ck_assert_int_eq(virtio_blk__parse(&pchain, &lim, piov, &req),
+			 VIRTIO_BLK_S_IOERR);
+}
+END_TEST
+
+/*
+ * The bounce budget: misaligned requests may hold BLK_BOUNCE_BUDGET bytes
+ * of bounce buffers per disk; past it -ENOBUFS, and finishing one gives
+ * its bytes back.  Aligned ones take nothing.
+ */
+START_TEST(test_bounce_budget)
+{
+	static struct blk_backend be = { .direct = true, .lbs = 512 };
+	const uint64_t len = BLK_BOUNCE_BUDGET / 4;
+	static struct blk_io io[6];
+	static uint8_t sector[512] __attribute__((aligned(512)));
+	uint8_t *guest = malloc(len + 1);
+	struct iovec iov = { guest + 1, len };	/* misaligned */
+	struct iovec ok = { sector, sizeof(sector) };
+	int i;
+
+	ck_assert_ptr_nonnull(guest);
+	for (i = 0; i < 6; i++)
+		io[i] = (struct blk_io){ .op = BLK_IO_READ, .len = len,
+					 .iov = &iov, .niov = 1 };
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(blk_backend__bounce(&be, &io[i]), 0);
+	ck_assert_int_eq(blk_backend__bounce(&be, &io[4]), -ENOBUFS);
+	ck_assert_ptr_null(io[4].bounce);
+	ck_assert_uint_eq(be.bounce_bytes, BLK_BOUNCE_BUDGET);
+	/* an aligned request is not a bounce */
+	io[5].iov = &ok;
+	io[5].len = 512;
+	ck_assert_int_eq(blk_backend__bounce(&be, &io[5]), 0);
+	ck_assert_ptr_null(io[5].bounce);
+	blk_backend__finish(&be, &io[0], len);
+	ck_assert_int_eq(blk_backend__bounce(&be, &io[4]), 0);
+	for (i = 1; i < 5; i++)
+		blk_backend__finish(&be, &io[i], len);
+	ck_assert_uint_eq(be.bounce_bytes, 0);
+	free(guest);
+}
+END_TEST
+
 /* ---- the device on its transport ----------------------------------- */
 
 #define MEM_SIZE	0x100000ULL
@@ -993,6 +1092,8 @@ static Suite *virtio_blk_suite(void)
 	tcase_add_test(tc, test_parse_discard_wz);
 	tcase_add_loop_test(tc, test_parse_rejects, 0,
 			    sizeof(bad_req) / sizeof(bad_req[0]));
+	tcase_add_test(tc, test_parse_segment_limits);
+	tcase_add_test(tc, test_bounce_budget);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("transport");

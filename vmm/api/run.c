@@ -152,6 +152,11 @@ static int backend_boot(void *opaque, const struct api_vm_config *cfg,
 		snprintf(err, errlen, "console PTY: %s", strerror(e));
 		goto out;
 	}
+	e = -console__start(&v->con);
+	if (e) {
+		snprintf(err, errlen, "console output thread: %s", strerror(e));
+		goto out;
+	}
 	if (vm__create(&v->vm, &o, &uart)) {
 		snprintf(err, errlen, "cannot create the VM (see the VMM's log)");
 		goto out;
@@ -169,6 +174,8 @@ static int backend_boot(void *opaque, const struct api_vm_config *cfg,
 	v->vm_live = true;
 	ret = 0;
 out:
+	if (ret)
+		console__stop(&v->con);
 	unmap_file(&kernel);
 	unmap_file(&initrd);
 	return ret;
@@ -180,6 +187,7 @@ static void vm_end(struct vmm *v)
 		return;
 	vm__join(&v->vm);
 	vm__destroy(&v->vm);
+	console__stop(&v->con);
 	v->vm_live = false;
 }
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,13 +168,20 @@ static void buf_to_iov(const struct iovec *iov, unsigned int n,
 	}
 }
 
-int blk_backend__bounce(const struct blk_backend *be, struct blk_io *io)
+int blk_backend__bounce(struct blk_backend *be, struct blk_io *io)
 {
 	io->bounce = NULL;
 	if (blk_backend__aligned(be, io->iov, io->niov))
 		return 0;
+	/* the charge first: two queues racing cannot both pass the budget */
+	if (atomic_fetch_add(&be->bounce_bytes, io->len) + io->len >
+	    BLK_BOUNCE_BUDGET) {
+		atomic_fetch_sub(&be->bounce_bytes, io->len);
+		return -ENOBUFS;
+	}
 	if (posix_memalign(&io->bounce, BOUNCE_ALIGN, io->len)) {
 		io->bounce = NULL;
+		atomic_fetch_sub(&be->bounce_bytes, io->len);
 		return -ENOMEM;
 	}
 	if (io->op == BLK_IO_WRITE)
@@ -181,7 +189,8 @@ int blk_backend__bounce(const struct blk_backend *be, struct blk_io *io)
 	return 0;
 }
 
-int64_t blk_backend__finish(struct blk_io *io, int64_t res)
+int64_t blk_backend__finish(struct blk_backend *be, struct blk_io *io,
+			    int64_t res)
 {
 	switch (io->op) {
 	case BLK_IO_READ:
@@ -190,8 +199,11 @@ int64_t blk_backend__finish(struct blk_io *io, int64_t res)
 			res = -EIO;		/* short: the disk ended early */
 		if (io->bounce && res >= 0 && io->op == BLK_IO_READ)
 			buf_to_iov(io->iov, io->niov, io->bounce, io->len);
-		free(io->bounce);
-		io->bounce = NULL;
+		if (io->bounce) {
+			free(io->bounce);
+			io->bounce = NULL;
+			atomic_fetch_sub(&be->bounce_bytes, io->len);
+		}
 		return res;
 	case BLK_IO_DISCARD:
 		/* Discard is a hint: a backing that cannot punch ignores it. */

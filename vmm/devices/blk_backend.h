@@ -87,6 +87,14 @@ struct blk_backend_ops {
 	void (*counters)(struct blk_backend *be, counter_fn fn, void *opaque);
 };
 
+/*
+ * Bytes of bounce buffers one disk may hold at once, all queues together:
+ * eight requests of the largest size the device accepts.  A misaligned
+ * request past it fails (IOERR) rather than allocate: a guest cannot make
+ * the VMM commit memory without bound.
+ */
+#define BLK_BOUNCE_BUDGET	(32ULL << 20)
+
 struct blk_backend {
 	const struct blk_backend_ops *ops;
 	struct blk_backend_params p;
@@ -94,6 +102,7 @@ struct blk_backend {
 	uint64_t size;			/* bytes, a multiple of 512 */
 	uint32_t lbs;			/* logical block size, DIO alignment */
 	bool direct;			/* opened O_DIRECT */
+	_Atomic uint64_t bounce_bytes;	/* held, <= BLK_BOUNCE_BUDGET */
 	void *priv;			/* the backend's */
 };
 
@@ -118,9 +127,10 @@ bool blk_backend__aligned(const struct blk_backend *be,
 /*
  * READ/WRITE: when @io's buffers cannot go to the fd as they are, points
  * io->bounce at an aligned copy of io->len bytes (filled from the guest's
- * buffers for a WRITE); else io->bounce = NULL.  0 or -ENOMEM.
+ * buffers for a WRITE), charged to the disk's BLK_BOUNCE_BUDGET; else
+ * io->bounce = NULL.  0, -ENOBUFS past the budget, or -ENOMEM.
  */
-int blk_backend__bounce(const struct blk_backend *be, struct blk_io *io);
+int blk_backend__bounce(struct blk_backend *be, struct blk_io *io);
 
 /*
  * The result of @io as the device sees it, from the backend's raw @res
@@ -128,6 +138,7 @@ int blk_backend__bounce(const struct blk_backend *be, struct blk_io *io);
  * back to the guest and the bounce freed, a DISCARD the backing cannot do
  * succeeds.
  */
-int64_t blk_backend__finish(struct blk_io *io, int64_t res);
+int64_t blk_backend__finish(struct blk_backend *be, struct blk_io *io,
+			    int64_t res);
 
 #endif /* GPIN_BLK_BACKEND_H */

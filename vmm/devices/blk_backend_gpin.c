@@ -181,7 +181,7 @@ static unsigned int complete_failed(struct gpin_queue *gq)
 	pthread_mutex_unlock(&gq->lock);
 	for (i = 0; i < n; i++)
 		be->p.complete(be->p.opaque, gq->idx, f[i].io,
-			       blk_backend__finish(f[i].io, -f[i].err));
+			       blk_backend__finish(be, f[i].io, -f[i].err));
 	return n;
 }
 
@@ -218,7 +218,7 @@ static void *queue_thread(void *arg)
 						    gq->events[i].user_data;
 
 				be->p.complete(be->p.opaque, gq->idx, io,
-					       blk_backend__finish(io,
+					       blk_backend__finish(be, io,
 						       gq->events[i].result));
 			}
 			n += ret;

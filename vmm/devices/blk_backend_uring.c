@@ -112,15 +112,29 @@ static int uring_submit(struct blk_backend *be, unsigned int q,
 	return 0;
 }
 
+/*
+ * Submits every prepared SQE.  EBUSY (the completion ring is full) and
+ * EAGAIN pass as the queue's thread reaps, so they are waited out, 50 us
+ * at a time, rather than given up on: an SQE left behind would be a guest
+ * request never completed.  Another error is reported, and what is left
+ * goes with the next kick.
+ */
 static void uring_kick(struct blk_backend *be, unsigned int q)
 {
 	struct uring_queue *uq = queue(be, q);
-	int ret, tries = 0;
+	int ret = 0;
 
-	do {
+	while (io_uring_sq_ready(&uq->ring)) {
 		ret = io_uring_submit(&uq->ring);
-	} while ((ret == -EINTR || ret == -EAGAIN || ret == -EBUSY) &&
-		 ++tries < 1000);
+		if (ret == -EINTR)
+			continue;
+		if (ret == -EAGAIN || ret == -EBUSY) {
+			usleep(50);
+			continue;
+		}
+		if (ret < 0)
+			break;
+	}
 	if (ret < 0)
 		fprintf(stderr, "gpin-vmm: blk%u-q%u: io_uring_submit: %s\n",
 			be->p.disk_index, q, strerror(-ret));
@@ -183,7 +197,7 @@ static void *queue_thread(void *arg)
 				struct blk_io *io = data;
 
 				be->p.complete(be->p.opaque, uq->idx, io,
-					       blk_backend__finish(io, cqe->res));
+					       blk_backend__finish(be, io, cqe->res));
 			}
 		}
 		io_uring_cq_advance(&uq->ring, n);

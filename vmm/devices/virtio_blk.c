@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -34,12 +35,23 @@
 /* Discard / write-zeroes limits per request, in 512-byte sectors (2 GiB). */
 #define BLK_MAX_RANGE_SECTORS	(1u << 22)
 
+/*
+ * Chains one pass of serve_queue() takes before it lets go of the queue:
+ * a guest that keeps re-offering requests that complete at once (GET_ID,
+ * malformed ones) cannot hold the serving thread and the queue lock, and
+ * with them pause, stop and reset, for ever.
+ */
+#define BLK_SERVE_BUDGET	(2 * VIRTIO_BLK_QUEUE_SIZE)
+/* How long a reset waits for the backend to finish requests in flight. */
+#define BLK_RESET_WAIT_MS	5000
+
 struct blk_slot {
 	struct blk_io io;
 	struct blk_req req;
 	struct iovec iov[VIRTIO_BLK_SEG_MAX];
 	uint16_t head;
 	bool busy;
+	unsigned int gen;	/* the queue's generation at submission */
 };
 
 struct blk_queue {
@@ -50,6 +62,9 @@ struct blk_queue {
 	bool active;
 	unsigned int inflight;
 	bool need_irq;
+	bool more;		/* a pass ran out of budget: serve again */
+	unsigned int gen;	/* bumped by a reset that gave up waiting */
+	unsigned int stale;	/* requests in flight across such a reset */
 	struct virtq_buf bufs[VIRTIO_BLK_QUEUE_SIZE];	/* one chain */
 	struct iovec iov[VIRTIO_BLK_QUEUE_SIZE];	/* its data */
 	struct blk_slot slots[VIRTIO_BLK_QUEUE_SIZE];
@@ -145,8 +160,8 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
 		complete_now(q, head, req, VIRTIO_BLK_S_OK);
 		return false;
 	}
+	/* the parser held IN/OUT to seg_max; this guards slot->iov itself */
 	if (req->niov > VIRTIO_BLK_SEG_MAX) {
-		/* More segments than seg_max allows. */
 		complete_now(q, head, req, VIRTIO_BLK_S_IOERR);
 		return false;
 	}
@@ -166,6 +181,7 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
 		return false;
 	}
 	slot->busy = true;
+	slot->gen = q->gen;
 	q->inflight++;
 	return true;
 }
@@ -181,13 +197,27 @@ static void serve_queue(struct virtio_blk *blk, unsigned int qi)
 	struct blk_queue *q = &blk->q[qi];
 	struct virtq *vq = &blk->vdev.vqs[qi];
 	bool submitted = false, irq = false, broken = false;
+	unsigned int taken = 0;
 
 	pthread_mutex_lock(&q->lock);
+	q->more = false;
 	while (q->active) {
 		struct virtq_chain chain = { .bufs = q->bufs };
 		struct blk_req req;
 		int ret, status;
 
+		if (taken++ == BLK_SERVE_BUDGET) {
+			/*
+			 * The rest waits for the next completion batch, on
+			 * the backend's thread (blk_batch_done); with nothing
+			 * in flight, for the guest's next notification.
+			 */
+			if (q->inflight)
+				q->more = true;
+			else
+				virtq__enable_notify(vq);
+			break;
+		}
 		ret = virtq__pop(vq, &chain);
 		if (ret == 0) {
 			/*
@@ -244,6 +274,16 @@ static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 	int status = res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
 
 	pthread_mutex_lock(&q->lock);
+	if (slot->gen != q->gen) {
+		/*
+		 * In flight across a reset that gave up on it: the ring it
+		 * came from is gone, so nothing is written to guest memory.
+		 */
+		slot->busy = false;
+		q->stale--;
+		pthread_mutex_unlock(&q->lock);
+		return;
+	}
 	if (res < 0 && !q->reported_error) {
 		q->reported_error = true;
 		fprintf(stderr, "gpin-vmm: blk%u-q%u: I/O error at byte %llu: "
@@ -263,16 +303,19 @@ static void blk_batch_done(void *opaque, unsigned int qi)
 {
 	struct virtio_blk *blk = opaque;
 	struct blk_queue *q = &blk->q[qi];
-	bool irq = false;
+	bool irq = false, more;
 
 	pthread_mutex_lock(&q->lock);
 	if (q->need_irq) {
 		q->need_irq = false;
 		irq = virtq__needs_interrupt(&blk->vdev.vqs[qi]);
 	}
+	more = q->more;
 	pthread_mutex_unlock(&q->lock);
 	if (irq)
 		virtio_dev__signal_used(&blk->vdev, qi);
+	if (more)
+		serve_queue(blk, qi);
 }
 
 static void blk_config_read(struct virtio_dev *vdev, uint32_t off, void *data,
@@ -297,21 +340,56 @@ static int blk_activate(struct virtio_dev *vdev)
 	return nready ? 0 : -EINVAL;
 }
 
+static void deadline_in(struct timespec *t, unsigned int ms)
+{
+	clock_gettime(CLOCK_REALTIME, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+/*
+ * Waits for the queue's requests in flight, BLK_RESET_WAIT_MS at most: a
+ * backend that never completes (a hung device) must not hang the vCPU
+ * that writes the reset, and with it the VM.  Past the wait, the requests
+ * still out become stale: the queue's generation moves on, their
+ * completions later only free their slots, and a guest that offers one of
+ * those slots again sees the device needing a reset.
+ */
+static void blk_reset_queue(struct virtio_blk *blk, struct blk_queue *q)
+{
+	struct timespec end;
+	int ret = 0;
+
+	deadline_in(&end, BLK_RESET_WAIT_MS);
+	pthread_mutex_lock(&q->lock);
+	q->active = false;
+	q->more = false;
+	while (q->inflight && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&q->idle, &q->lock, &end);
+	if (q->inflight) {
+		fprintf(stderr, "gpin-vmm: blk%u-q%u: reset: %u requests still "
+			"in flight after %u ms; their completions will be "
+			"dropped\n", blk->p.index, q->idx, q->inflight,
+			BLK_RESET_WAIT_MS);
+		q->stale += q->inflight;
+		q->inflight = 0;
+		q->gen++;
+	}
+	q->need_irq = false;
+	pthread_mutex_unlock(&q->lock);
+}
+
 static void blk_reset(struct virtio_dev *vdev)
 {
 	struct virtio_blk *blk = to_blk(vdev);
 	unsigned int i;
 
-	for (i = 0; i < blk->nq; i++) {
-		struct blk_queue *q = &blk->q[i];
-
-		pthread_mutex_lock(&q->lock);
-		q->active = false;
-		while (q->inflight)
-			pthread_cond_wait(&q->idle, &q->lock);
-		q->need_irq = false;
-		pthread_mutex_unlock(&q->lock);
-	}
+	for (i = 0; i < blk->nq; i++)
+		blk_reset_queue(blk, &blk->q[i]);
 }
 
 static const struct virtio_dev_ops blk_ops = {
@@ -328,6 +406,7 @@ static void blk_fill_config(struct virtio_blk *blk)
 
 	c->capacity = blk->be->size / VIRTIO_BLK_SECTOR;
 	c->seg_max = VIRTIO_BLK_SEG_MAX;
+	c->size_max = VIRTIO_BLK_SIZE_MAX;
 	c->blk_size = lbs;
 	c->num_queues = blk->nq;
 	c->max_discard_sectors = BLK_MAX_RANGE_SECTORS;
@@ -343,6 +422,8 @@ static void blk_fill_config(struct virtio_blk *blk)
 		.ro = blk->p.ro,
 		.max_discard_sectors = BLK_MAX_RANGE_SECTORS,
 		.max_write_zeroes_sectors = BLK_MAX_RANGE_SECTORS,
+		.seg_max = VIRTIO_BLK_SEG_MAX,
+		.size_max = VIRTIO_BLK_SIZE_MAX,
 	};
 }
 
@@ -350,6 +431,7 @@ static uint64_t blk_features(const struct virtio_blk *blk)
 {
 	uint64_t f = 1ULL << VIRTIO_F_VERSION_1 |
 		     1ULL << VIRTIO_BLK_F_SEG_MAX |
+		     1ULL << VIRTIO_BLK_F_SIZE_MAX |
 		     1ULL << VIRTIO_BLK_F_BLK_SIZE |
 		     1ULL << VIRTIO_BLK_F_FLUSH |
 		     1ULL << VIRTIO_BLK_F_MQ;

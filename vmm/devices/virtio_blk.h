@@ -23,8 +23,14 @@
 
 #define VIRTIO_BLK_QUEUE_SIZE	256
 #define VIRTIO_BLK_MAX_QUEUES	64
-/* Data segments a request may have (config seg_max). */
+/*
+ * Data segments a request may have (config seg_max) and bytes per segment
+ * (config size_max): a request carries at most 128 x 32 KiB = 4 MiB, what
+ * gpin.ko takes in one request (GPIN_DIO_MAX_BYTES).  The guest's block
+ * layer splits larger I/O to fit.
+ */
 #define VIRTIO_BLK_SEG_MAX	128
+#define VIRTIO_BLK_SIZE_MAX	(32 * 1024)
 
 struct virtio_blk_params {
 	const char *path;

@@ -81,6 +81,24 @@ static int fail(struct blk_req *req, int status)
 	return status;
 }
 
+/*
+ * The data segments within what the device advertised (SEG_MAX,
+ * SIZE_MAX): together they bound a request, and with it what the backends
+ * may pin or bounce for it, whatever the guest writes in its descriptors.
+ */
+static bool segments_ok(const struct blk_limits *lim,
+			const struct blk_req *req)
+{
+	unsigned int i;
+
+	if (lim->seg_max && req->niov > lim->seg_max)
+		return false;
+	for (i = 0; lim->size_max && i < req->niov; i++)
+		if (req->iov[i].iov_len > lim->size_max)
+			return false;
+	return true;
+}
+
 static int parse_range_cmd(const struct virtq_chain *c,
 			   const struct blk_limits *lim, uint64_t out_len,
 			   uint64_t in_len, struct blk_req *req)
@@ -165,6 +183,8 @@ int virtio_blk__parse(const struct virtq_chain *c,
 	default:
 		return fail(req, VIRTIO_BLK_S_UNSUPP);
 	}
+	if (!segments_ok(lim, req))
+		return fail(req, VIRTIO_BLK_S_IOERR);
 	req->offset = hdr.sector * VIRTIO_BLK_SECTOR;
 	return VIRTIO_BLK_S_OK;
 }

@@ -30,6 +30,8 @@ struct blk_limits {
 	bool write_zeroes;		/* VIRTIO_BLK_F_WRITE_ZEROES negotiated */
 	uint32_t max_discard_sectors;
 	uint32_t max_write_zeroes_sectors;
+	uint32_t seg_max;		/* data segments of IN/OUT; 0: any */
+	uint32_t size_max;		/* bytes per data segment; 0: any */
 };
 
 struct blk_req {
@@ -47,8 +49,10 @@ struct blk_req {
  * request's data buffers are built there, trimmed of header and status.
  * Returns:
  *   VIRTIO_BLK_S_OK      @req is work for the backend (len may be 0)
- *   VIRTIO_BLK_S_IOERR   malformed, out of range, misaligned, or a write
- *                        to a read-only disk: write the status, complete
+ *   VIRTIO_BLK_S_IOERR   malformed, out of range, misaligned, more or
+ *                        larger data segments than seg_max/size_max, or
+ *                        a write to a read-only disk: write the status,
+ *                        complete
  *   VIRTIO_BLK_S_UNSUPP  unknown or not negotiated type, unknown flags
  *   -EINVAL              no writable status byte at the end of the chain:
  *                        nothing can be reported, complete with 0 bytes
