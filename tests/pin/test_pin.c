@@ -63,7 +63,7 @@ void touch(void *p, size_t len, int seed)
 }
 
 /* PFN of @addr from /proc/self/pagemap, 0 when not present. */
-static uint64_t pagemap_pfn(const void *addr)
+uint64_t pagemap_pfn(const void *addr)
 {
 	uint64_t e = 0;
 	int fd = open("/proc/self/pagemap", O_RDONLY);

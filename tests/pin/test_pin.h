@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "libgpin.h"
 
@@ -19,6 +20,8 @@
 extern struct gpin *g;
 
 void *map_anon(size_t len, int prot);
+/* PFN of @addr from /proc/self/pagemap (root), 0 when not present. */
+uint64_t pagemap_pfn(const void *addr);
 void *map_aligned(size_t len, size_t align);
 void touch(void *p, size_t len, int seed);
 void stats(struct gpin_stats *st);

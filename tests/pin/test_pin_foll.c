@@ -90,19 +90,6 @@ static long long reap_one(struct gpin *gp, double secs)
 	return ev.result;
 }
 
-/* PFN of @addr from /proc/self/pagemap (root), 0 when not present. */
-static uint64_t pfn_of(const void *addr)
-{
-	uint64_t e = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pread(fd, &e, sizeof(e),
-			       (uintptr_t)addr / PAGE * sizeof(e)), sizeof(e));
-	close(fd);
-	return (e >> 63) ? e & ((1ULL << 55) - 1) : 0;
-}
-
 /*
  * The case the kernel fixed with FOLL_PIN: a direct-I/O READ into the
  * start of a private anonymous page is in flight (a slow device), the
@@ -173,7 +160,7 @@ START_TEST(test_fork_with_write_pin)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	for (i = 0; i < 4; i++) {
 		p[i * PAGE] = 0x33;
-		ck_assert_msg(pfn_of(p + i * PAGE) == pfns[i],
+		ck_assert_msg(pagemap_pfn(p + i * PAGE) == pfns[i],
 			      "%s: page %d moved away from its pin after fork",
 			      gpin_mode_name(_i), i);
 	}
@@ -215,7 +202,7 @@ START_TEST(test_cow_after_readonly_pin)
 		ck_assert_int_ge(DELTA(&a, &b, GPIN_MODE_FAST, fallbacks), 1);
 	for (i = 0; i < 4; i++) {
 		p[i * PAGE + 1] = 0x44;
-		ck_assert_msg(pfn_of(p + i * PAGE) == pfns[i],
+		ck_assert_msg(pagemap_pfn(p + i * PAGE) == pfns[i],
 			      "%s: page %d: the read-only pin is not on the "
 			      "parent's page after its write",
 			      gpin_mode_name(_i), i);
