@@ -106,16 +106,14 @@ static void vm_send_msi(void *opaque, uint64_t addr, uint32_t data)
 			strerror(errno));
 }
 
-/* The host bridge and its configuration ports, with the first PCI disk. */
+/*
+ * The host bridge and its configuration ports, on every VM: a PC without
+ * one makes Linux print "PCI: Fatal: No config space access function
+ * found", which reads like a broken machine even when every disk is on
+ * virtio-mmio.  With no PCI disk, bus 0 holds only the bridge.
+ */
 static int vm_setup_pci_host(struct vm *vm)
 {
-	if (vm->pci)
-		return 0;
-	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI) <= 0) {
-		fprintf(stderr, "gpin-vmm: KVM lacks KVM_CAP_SIGNAL_MSI, "
-			"which transport=pci needs\n");
-		return -EINVAL;
-	}
 	vm->pci = pci_host__create();
 	if (!vm->pci)
 		return -ENOMEM;
@@ -140,9 +138,11 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
 	unsigned int q;
 	int ret;
 
-	ret = vm_setup_pci_host(vm);
-	if (ret)
-		return ret;
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI) <= 0) {
+		fprintf(stderr, "gpin-vmm: KVM lacks KVM_CAP_SIGNAL_MSI, "
+			"which transport=pci needs\n");
+		return -EINVAL;
+	}
 	p = virtio_pci__create(virtio_blk__dev(vm->disks[i]), mem, bar,
 			       vm_send_msi, vm);
 	if (!p)
@@ -223,8 +223,9 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 int vm_disk__setup_all(struct vm *vm, const struct vm_options *opts)
 {
 	unsigned int i;
-	int ret = 0;
+	int ret;
 
+	ret = vm_setup_pci_host(vm);
 	for (i = 0; i < opts->ndisks && !ret; i++)
 		ret = vm_setup_disk(vm, &opts->disks[i], i);
 	return ret;
