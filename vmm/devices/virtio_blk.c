@@ -42,8 +42,14 @@
  * with them pause, stop and reset, for ever.
  */
 #define BLK_SERVE_BUDGET	(2 * VIRTIO_BLK_QUEUE_SIZE)
-/* How long a reset waits for the backend to finish requests in flight. */
+/*
+ * How long a reset waits for the backend to finish requests in flight
+ * (the whole-device fuzz target builds with 0: every reset with I/O out
+ * takes the stale path at once).
+ */
+#ifndef BLK_RESET_WAIT_MS
 #define BLK_RESET_WAIT_MS	5000
+#endif
 
 struct blk_slot {
 	struct blk_io io;
@@ -284,7 +290,7 @@ static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 		pthread_mutex_unlock(&q->lock);
 		return;
 	}
-	if (res < 0 && !q->reported_error) {
+	if (res < 0 && !q->reported_error && !blk->p.quiet) {
 		q->reported_error = true;
 		fprintf(stderr, "gpin-vmm: blk%u-q%u: I/O error at byte %llu: "
 			"%s (further errors only counted)\n", blk->p.index, qi,
@@ -371,10 +377,11 @@ static void blk_reset_queue(struct virtio_blk *blk, struct blk_queue *q)
 	while (q->inflight && ret != ETIMEDOUT)
 		ret = pthread_cond_timedwait(&q->idle, &q->lock, &end);
 	if (q->inflight) {
-		fprintf(stderr, "gpin-vmm: blk%u-q%u: reset: %u requests still "
-			"in flight after %u ms; their completions will be "
-			"dropped\n", blk->p.index, q->idx, q->inflight,
-			BLK_RESET_WAIT_MS);
+		if (!blk->p.quiet)
+			fprintf(stderr, "gpin-vmm: blk%u-q%u: reset: %u "
+				"requests still in flight after %u ms; their "
+				"completions will be dropped\n", blk->p.index,
+				q->idx, q->inflight, BLK_RESET_WAIT_MS);
 		q->stale += q->inflight;
 		q->inflight = 0;
 		q->gen++;
@@ -487,6 +494,18 @@ static int blk_watch_kicks(struct virtio_blk *blk)
 	return 0;
 }
 
+static void report_disk(const struct virtio_blk *blk)
+{
+	const struct virtio_blk_params *p = &blk->p;
+
+	fprintf(stderr, "gpin-vmm: blk%u: %s: %llu MiB, %u-byte blocks, %u "
+		"queue%s, pin=%s, io=%s%s%s\n", p->index, p->path,
+		(unsigned long long)(blk->be->size >> 20), blk->be->lbs, blk->nq,
+		blk->nq == 1 ? "" : "s", p->backend->name,
+		p->iothread ? "iothread" : "vcpu", p->ro ? ", read-only" : "",
+		blk->be->direct ? "" : ", buffered (no O_DIRECT)");
+}
+
 struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 				      char *err, size_t errlen)
 {
@@ -532,12 +551,8 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 		goto err_free;
 	}
 	blk_fill_config(blk);
-	fprintf(stderr, "gpin-vmm: blk%u: %s: %llu MiB, %u-byte blocks, %u "
-		"queue%s, pin=%s, io=%s%s%s\n", p->index, p->path,
-		(unsigned long long)(blk->be->size >> 20), blk->be->lbs, blk->nq,
-		blk->nq == 1 ? "" : "s", p->backend->name,
-		p->iothread ? "iothread" : "vcpu", p->ro ? ", read-only" : "",
-		blk->be->direct ? "" : ", buffered (no O_DIRECT)");
+	if (!p->quiet)
+		report_disk(blk);
 	blk->vdev = (struct virtio_dev) {
 		.device_id = VIRTIO_ID_BLOCK,
 		.features = blk_features(blk),
@@ -569,6 +584,11 @@ void virtio_blk__destroy(struct virtio_blk *blk)
 	}
 	free(blk->q);
 	free(blk);
+}
+
+struct blk_backend *virtio_blk__backend(struct virtio_blk *blk)
+{
+	return blk->be;
 }
 
 struct virtio_dev *virtio_blk__dev(struct virtio_blk *blk)

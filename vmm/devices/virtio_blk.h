@@ -40,6 +40,7 @@ struct virtio_blk_params {
 	bool no_event_idx;		/* do not offer VIRTIO_RING_F_EVENT_IDX */
 	const struct blk_backend_ops *backend;
 	unsigned int index;		/* N in blkN-qM and the serial */
+	bool quiet;			/* no start-up or error lines (fuzzing) */
 };
 
 struct virtio_blk;
@@ -49,6 +50,9 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 				      char *err, size_t errlen);
 /* Reset the device (the transport's destroy does) before destroying it. */
 void virtio_blk__destroy(struct virtio_blk *blk);
+
+/* The backend the device drives (the fuzz target completes its I/O). */
+struct blk_backend *virtio_blk__backend(struct virtio_blk *blk);
 
 /* The device for a transport: virtio_mmio__create(virtio_blk__dev(b), ...). */
 struct virtio_dev *virtio_blk__dev(struct virtio_blk *blk);
