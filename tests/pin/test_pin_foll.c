@@ -13,11 +13,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -383,6 +385,158 @@ START_TEST(test_kill_with_io_stuck)
 }
 END_TEST
 
+/*
+ * The huge zero page: a read of never-written MADV_HUGEPAGE memory maps it
+ * with one pmd.  It is not an anonymous folio, so the walk leaves it to
+ * the locked path, which pins it (every mode), and the frames are the ones
+ * pagemap shows; nothing stays pinned after the unpin (teardown).
+ */
+START_TEST(test_huge_zero_page)
+{
+	size_t n = HPAGE / PAGE, i;
+	uint64_t *pfns = calloc(n, sizeof(*pfns));
+	char *p = map_anon(2 * HPAGE, PROT_READ | PROT_WRITE);
+	char *a = (char *)(((uintptr_t)p + HPAGE - 1) & ~(HPAGE - 1));
+	volatile char c = 0;
+	uint32_t h;
+
+	ck_assert_ptr_nonnull(pfns);
+	ck_assert_int_eq(madvise(a, HPAGE, MADV_HUGEPAGE), 0);
+	for (i = 0; i < n; i += 512)
+		c += a[i * PAGE];	/* read faults: the (huge) zero page */
+	ck_assert_int_eq(c, 0);
+	ck_assert_int_eq(gpin_pin(g, a, n, _i, 0, pfns, &h, NULL), 0);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(pfns[i] == pagemap_pfn(a + i * PAGE),
+			      "%s: page %zu: pinned %#llx, pagemap %#llx",
+			      gpin_mode_name(_i), i,
+			      (unsigned long long)pfns[i],
+			      (unsigned long long)pagemap_pfn(a + i * PAGE));
+	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	munmap(p, 2 * HPAGE);
+	free(pfns);
+}
+END_TEST
+
+/* ---- SUBMIT, REAP and SET_EVENTFD from several threads at once ---------- */
+
+#define RACE_REQS	2000
+
+struct dio_race {
+	int fd;
+	char *buf;
+	unsigned char *seen;		/* one per user_data */
+	int next;			/* the next user_data */
+	int submitted;
+	int reaped;
+	int twice;
+	pthread_mutex_t lock;
+	volatile int stop;
+};
+
+static void *race_submit(void *arg)
+{
+	struct dio_race *r = arg;
+	struct iovec iov;
+	struct gpin_dio d;
+	int i, id;
+
+	for (i = 0; i < RACE_REQS; i++) {
+		id = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED);
+		iov = (struct iovec){ r->buf + (id % 16) * PAGE, PAGE };
+		gpin_dio_prep(&d, r->fd, GPIN_DIO_READ,
+			      (uint64_t)(id % 16) * PAGE, &iov, 1,
+			      id % GPIN_MODE_COUNT, id);
+		while (gpin_dio_submit(g, &d, 1) != 1) {
+			if (errno != EAGAIN)
+				return NULL;
+			usleep(100);	/* 1024 unreaped: let the reapers work */
+		}
+		__atomic_add_fetch(&r->submitted, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void *race_reap(void *arg)
+{
+	struct dio_race *r = arg;
+	struct gpin_dio_event ev[32];
+	int n, i;
+
+	while (!r->stop || __atomic_load_n(&r->reaped, __ATOMIC_RELAXED) <
+			   __atomic_load_n(&r->submitted, __ATOMIC_RELAXED)) {
+		n = gpin_dio_reap(g, ev, 32, NULL);
+		if (n < 0)
+			return NULL;
+		pthread_mutex_lock(&r->lock);
+		for (i = 0; i < n; i++) {
+			if (ev[i].user_data >= 2 * RACE_REQS ||
+			    r->seen[ev[i].user_data]++)
+				r->twice++;
+		}
+		r->reaped += n;
+		pthread_mutex_unlock(&r->lock);
+		if (!n)
+			usleep(200);
+	}
+	return NULL;
+}
+
+static void *race_eventfd(void *arg)
+{
+	struct dio_race *r = arg;
+	int efd;
+
+	while (!r->stop) {
+		efd = eventfd(0, EFD_NONBLOCK);
+		gpin_set_eventfd(g, efd);
+		close(efd);
+		gpin_set_eventfd(g, -1);
+		usleep(50);
+	}
+	return NULL;
+}
+
+/*
+ * Two submitters, two reapers and a thread swapping the eventfd, on one
+ * file: every request is reaped exactly once, none is lost.
+ */
+START_TEST(test_dio_threads)
+{
+	struct dio_race r = { .seen = calloc(2 * RACE_REQS, 1) };
+	pthread_t sub[2], rep[2], efd;
+	double end;
+	int i;
+
+	r.fd = open_dev("GPIN_TEST_BLKDEV", 0);
+	if (r.fd < 0)
+		return;
+	r.buf = map_anon(16 * PAGE, PROT_READ | PROT_WRITE);
+	pthread_mutex_init(&r.lock, NULL);
+	for (i = 0; i < 2; i++) {
+		pthread_create(&sub[i], NULL, race_submit, &r);
+		pthread_create(&rep[i], NULL, race_reap, &r);
+	}
+	pthread_create(&efd, NULL, race_eventfd, &r);
+	for (i = 0; i < 2; i++)
+		pthread_join(sub[i], NULL);
+	end = now() + 20;
+	while (__atomic_load_n(&r.reaped, __ATOMIC_RELAXED) < r.submitted &&
+	       now() < end)
+		usleep(10000);
+	r.stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(rep[i], NULL);
+	pthread_join(efd, NULL);
+	ck_assert_int_eq(r.submitted, 2 * RACE_REQS);
+	ck_assert_int_eq(r.twice, 0);
+	ck_assert_int_eq(r.reaped, r.submitted);
+	close(r.fd);
+	munmap(r.buf, 16 * PAGE);
+	free(r.seen);
+}
+END_TEST
+
 void foll_add_tcases(Suite *s)
 {
 	TCase *tc = tcase_create("foll_pin");
@@ -395,6 +549,8 @@ void foll_add_tcases(Suite *s)
 			    GPIN_MODE_COUNT);
 	tcase_add_loop_test(tc, test_memlock_limit, 0, GPIN_MODE_COUNT);
 	tcase_add_loop_test(tc, test_pfns_need_admin, 0, GPIN_MODE_COUNT);
+	tcase_add_loop_test(tc, test_huge_zero_page, 0, GPIN_MODE_COUNT);
+	tcase_add_test(tc, test_dio_threads);
 	tcase_add_test(tc, test_reap_keeps_events);
 	tcase_add_test(tc, test_kill_with_io_stuck);
 	suite_add_tcase(s, tc);
