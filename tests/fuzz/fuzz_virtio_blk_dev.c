@@ -19,11 +19,13 @@
  * fake backend writes each READ buffer whole), and every request
  * submitted completes exactly once.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <linux/virtio_mmio.h>
@@ -56,35 +58,65 @@ static void set_irq(void *opaque, unsigned int gsi, int level)
 /* ---- the fake backend ------------------------------------------------- */
 
 struct fake_queue {
-	struct blk_io *out[VIRTIO_BLK_QUEUE_SIZE];
+	struct blk_io *prepared[VIRTIO_BLK_QUEUE_SIZE];	/* not submitted */
+	unsigned int nprepared;
+	struct blk_io *out[VIRTIO_BLK_QUEUE_SIZE];	/* at the "disk" */
 	unsigned int n;
+	struct blk_io *done[VIRTIO_BLK_QUEUE_SIZE];	/* finished, unreaped */
+	int64_t res[VIRTIO_BLK_QUEUE_SIZE];
+	unsigned int ndone;
+	int efd;
 };
 
 static struct fake {
 	struct fake_queue q[NQ];
+	bool refuse_submit;		/* submit() keeps everything back */
 	unsigned long submitted, completed;
 } fk;
 
 static int fake_start(struct blk_backend *be)
 {
+	unsigned int i;
+
 	/* as on a disk that takes O_DIRECT: misaligned buffers bounce */
 	be->direct = true;
 	be->lbs = 512;
+	for (i = 0; i < NQ; i++) {
+		fk.q[i].efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (fk.q[i].efd < 0)
+			abort();
+	}
 	return 0;
 }
 
-static int fake_submit(struct blk_backend *be, unsigned int qi,
-		       struct blk_io *io)
+static bool in_flight(const struct fake_queue *q, const struct blk_io *io)
 {
-	struct fake_queue *q = &fk.q[qi];
-	unsigned int i, j;
-	int ret;
+	unsigned int i;
 
-	if (qi >= NQ || q->n == VIRTIO_BLK_QUEUE_SIZE)
-		abort();	/* a queue that is not there, or past its depth */
+	for (i = 0; i < q->nprepared; i++)
+		if (q->prepared[i] == io)
+			return true;
 	for (i = 0; i < q->n; i++)
 		if (q->out[i] == io)
-			abort();	/* a slot reused while in flight */
+			return true;
+	for (i = 0; i < q->ndone; i++)
+		if (q->done[i] == io)
+			return true;
+	return false;
+}
+
+static int fake_prep(struct blk_backend *be, unsigned int qi,
+		     struct blk_io *io)
+{
+	struct fake_queue *q = &fk.q[qi];
+	unsigned int j;
+	int ret;
+
+	if (qi >= NQ ||
+	    q->nprepared + q->n + q->ndone == VIRTIO_BLK_QUEUE_SIZE)
+		abort();	/* a queue that is not there, or past its depth */
+	if (in_flight(q, io))
+		abort();	/* a slot reused while in flight */
 	if (io->op == BLK_IO_READ || io->op == BLK_IO_WRITE) {
 		ret = blk_backend__bounce(be, io);
 		if (ret)
@@ -100,23 +132,43 @@ static int fake_submit(struct blk_backend *be, unsigned int qi,
 				memset(b, 0xab, io->iov[j].iov_len);
 		}
 	}
-	q->out[q->n++] = io;
+	q->prepared[q->nprepared++] = io;
 	fk.submitted++;
 	return 0;
 }
 
-static void fake_kick(struct blk_backend *be, unsigned int q)
+static int fake_submit(struct blk_backend *be, unsigned int qi)
 {
-}
+	struct fake_queue *q = &fk.q[qi];
 
-static int fake_watch(struct blk_backend *be, unsigned int q, int efd)
-{
+	if (fk.refuse_submit)
+		return q->nprepared ? -EAGAIN : 0;
+	memcpy(q->out + q->n, q->prepared, q->nprepared * sizeof(q->out[0]));
+	q->n += q->nprepared;
+	q->nprepared = 0;
 	return 0;
 }
 
-/* Completes queue @qi's oldest request; false when none is out. */
-static bool fake_complete_one(struct blk_backend *be, unsigned int qi,
-			      bool fail)
+static unsigned int fake_reap(struct blk_backend *be, unsigned int qi)
+{
+	struct fake_queue *q = &fk.q[qi];
+	unsigned int i, n = q->ndone;
+
+	q->ndone = 0;
+	for (i = 0; i < n; i++) {
+		fk.completed++;
+		be->p.complete(be->p.opaque, qi, q->done[i], q->res[i]);
+	}
+	return n;
+}
+
+static int fake_event_fd(struct blk_backend *be, unsigned int qi)
+{
+	return fk.q[qi].efd;
+}
+
+/* Queue @qi's oldest request at the disk finishes; false when none. */
+static bool fake_finish_one(unsigned int qi, bool fail)
 {
 	struct fake_queue *q = &fk.q[qi];
 	struct blk_io *io;
@@ -125,34 +177,41 @@ static bool fake_complete_one(struct blk_backend *be, unsigned int qi,
 		return false;
 	io = q->out[0];
 	memmove(q->out, q->out + 1, --q->n * sizeof(q->out[0]));
-	fk.completed++;
-	be->p.complete(be->p.opaque, qi, io,
-		       blk_backend__finish(be, io, fail ? -5 : (int64_t)io->len));
-	be->p.batch_done(be->p.opaque, qi);
+	q->res[q->ndone] = fail ? -5 : (int64_t)io->len;
+	q->done[q->ndone++] = io;
 	return true;
 }
 
-static void fake_complete_all(struct blk_backend *be)
-{
-	unsigned int qi;
-
-	for (qi = 0; qi < NQ; qi++)
-		while (fake_complete_one(be, qi, false))
-			;
-}
-
-/* The device is being closed: what is still out completes now (stale). */
+/*
+ * The device is being closed: what is still out ends now, as the kernel
+ * would end it when the ring or the file is closed (stale by now).
+ */
 static void fake_stop(struct blk_backend *be)
 {
-	fake_complete_all(be);
+	unsigned int qi, i;
+
+	for (qi = 0; qi < NQ; qi++) {
+		struct fake_queue *q = &fk.q[qi];
+
+		fake_submit(be, qi);
+		while (fake_finish_one(qi, false))
+			;
+		for (i = 0; i < q->ndone; i++) {
+			fk.completed++;
+			blk_backend__finish(be, q->done[i], -EIO, false);
+		}
+		q->ndone = 0;
+		close(q->efd);
+	}
 }
 
 static const struct blk_backend_ops fake_ops = {
 	.name = "fuzz",
 	.start = fake_start,
+	.prep = fake_prep,
 	.submit = fake_submit,
-	.kick = fake_kick,
-	.watch = fake_watch,
+	.reap = fake_reap,
+	.event_fd = fake_event_fd,
 	.stop = fake_stop,
 };
 
@@ -178,6 +237,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.nqueues = NQ,
 		.backend = &fake_ops,
 		.quiet = true,
+		.manual = true,
 	};
 	struct virtio_mmio *m;
 	struct virtio_blk *blk;
@@ -217,11 +277,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(ram + off % (RAM_SIZE - 3), &val, 4);
 			break;
 		case A_COMPLETE:
-			fake_complete_one(be, a[1] % NQ, a[1] & 0x80);
+			/*
+			 * a[1]: bit 7 fail, bit 6 only the quiet timer
+			 * (nothing finishes), bit 5 toggle a backend that
+			 * keeps requests back; then the queue's thread
+			 * wakes and serves the queue.
+			 */
+			if (a[1] & 0x20)
+				fk.refuse_submit = !fk.refuse_submit;
+			if (!(a[1] & 0x40))
+				fake_finish_one(a[1] % NQ, a[1] & 0x80);
+			virtio_blk__service(blk, a[1] % NQ, a[1] & 0x40);
 			break;
 		}
 	}
-	fake_complete_all(be);
+	fk.refuse_submit = false;
+	for (i = 0; i < NQ; i++) {
+		virtio_blk__service(blk, i, false);
+		while (fake_finish_one(i, false))
+			virtio_blk__service(blk, i, false);
+	}
 	virtio_mmio__destroy(m);
 	virtio_blk__destroy(blk);
 	if (fk.completed != fk.submitted)

@@ -190,14 +190,14 @@ int blk_backend__bounce(struct blk_backend *be, struct blk_io *io)
 }
 
 int64_t blk_backend__finish(struct blk_backend *be, struct blk_io *io,
-			    int64_t res)
+			    int64_t res, bool to_guest)
 {
 	switch (io->op) {
 	case BLK_IO_READ:
 	case BLK_IO_WRITE:
 		if (res >= 0 && (uint64_t)res != io->len)
 			res = -EIO;		/* short: the disk ended early */
-		if (io->bounce && res >= 0 && io->op == BLK_IO_READ)
+		if (io->bounce && res >= 0 && io->op == BLK_IO_READ && to_guest)
 			buf_to_iov(io->iov, io->niov, io->bounce, io->len);
 		if (io->bounce) {
 			free(io->bounce);

@@ -2,15 +2,16 @@
 /*
  * Storage behind a virtio-blk device: one backing file or block device,
  * opened O_DIRECT, with one submission/completion context per device
- * queue.  The device submits on the thread that serves a queue (a vCPU,
- * or the queue's I/O thread) and hears of completions asynchronously, on
- * a thread the backend owns and names blkN-qM.
+ * queue.  A backend owns no thread: the device's queue owner
+ * (virtio/vq_service.h) prepares requests, submits them in one go and
+ * reaps what completed, and the queue's thread sleeps on the eventfd the
+ * backend signals when something completed.  So every call on a queue's
+ * context comes from one thread at a time.
  *
  * Backends are ops tables: "kernel" (blk_backend_uring.c) is io_uring on
  * the O_DIRECT fd, the host kernel's own pinning (GUP-fast in the block
  * layer); the gpin backends (blk_backend_gpin.c: gpin.ko's asynchronous
- * DIO with pin=fast or pin=locked, completions on an eventfd) fill the
- * same slots.
+ * DIO with pin=fast or pin=locked) fill the same slots.
  */
 #ifndef GPIN_BLK_BACKEND_H
 #define GPIN_BLK_BACKEND_H
@@ -40,23 +41,20 @@ struct blk_io {
 	void *bounce;			/* the backend's, for misaligned buffers */
 };
 
-/* On the queue's completion thread: @res is bytes done or -errno. */
+/*
+ * From reap(), on the queue's owner: @res is the backend's raw result,
+ * bytes or -errno (blk_backend__finish() turns it into the device's).
+ */
 typedef void (*blk_complete_fn)(void *opaque, unsigned int q,
 				struct blk_io *io, int64_t res);
-/* After a batch of completions on queue @q (one interrupt for them all). */
-typedef void (*blk_batch_fn)(void *opaque, unsigned int q);
-/* io=iothread: the guest notified queue @q; runs on the queue's thread. */
-typedef void (*blk_kick_fn)(void *opaque, unsigned int q);
 
 struct blk_backend_params {
 	const char *path;
 	bool ro;
 	unsigned int nqueues;
 	unsigned int queue_depth;	/* most I/Os in flight per queue */
-	unsigned int disk_index;	/* N of the thread names blkN-qM */
+	unsigned int disk_index;	/* N of blkN, for messages */
 	blk_complete_fn complete;
-	blk_batch_fn batch_done;
-	blk_kick_fn kicked;		/* io=iothread only */
 	void *opaque;
 };
 
@@ -64,21 +62,32 @@ struct blk_backend;
 
 struct blk_backend_ops {
 	const char *name;
-	/* Sets up the queues and starts their threads; 0 or -errno. */
+	/* Sets up the queues' contexts; 0 or -errno. */
 	int (*start)(struct blk_backend *be);
 	/*
-	 * Prepares @io on queue @q; one thread at a time per queue.  0, or
-	 * -errno and then @io gets no completion.
+	 * Prepares @io on queue @q, without a system call.  0, or -errno
+	 * and then @io gets no completion.
 	 */
-	int (*submit)(struct blk_backend *be, unsigned int q, struct blk_io *io);
-	/* Hands what submit() prepared on @q to the kernel. */
-	void (*kick)(struct blk_backend *be, unsigned int q);
+	int (*prep)(struct blk_backend *be, unsigned int q, struct blk_io *io);
 	/*
-	 * io=iothread: the queue's thread waits on @efd (an ioeventfd) too,
-	 * reads it and calls p.kicked; submit() then runs on that thread.
+	 * Hands everything prepared on @q to the kernel, in one system call
+	 * where it can.  A request the kernel refuses on its own completes
+	 * with its error (through p.complete, before this returns).  0, or
+	 * -EAGAIN when some could not go yet (the kernel is out of room
+	 * until we reap): they stay prepared for the next call.
 	 */
-	int (*watch)(struct blk_backend *be, unsigned int q, int efd);
-	/* Stops the threads; nothing may be in flight any more. */
+	int (*submit)(struct blk_backend *be, unsigned int q);
+	/*
+	 * Calls p.complete for every request of @q that has finished,
+	 * without waiting; returns how many.
+	 */
+	unsigned int (*reap)(struct blk_backend *be, unsigned int q);
+	/*
+	 * A non-blocking eventfd that becomes readable when reap() has
+	 * something; the queue's thread sleeps on it and reads it.
+	 */
+	int (*event_fd)(struct blk_backend *be, unsigned int q);
+	/* Frees the contexts; nothing may be in flight any more. */
 	void (*stop)(struct blk_backend *be);
 	/*
 	 * Optional: the backend's own counters, for vm.counters and SIGUSR1
@@ -135,10 +144,11 @@ int blk_backend__bounce(struct blk_backend *be, struct blk_io *io);
 /*
  * The result of @io as the device sees it, from the backend's raw @res
  * (bytes or -errno): a short READ/WRITE is -EIO, a bounced READ is copied
- * back to the guest and the bounce freed, a DISCARD the backing cannot do
- * succeeds.
+ * back to the guest when @to_guest (not for a request whose queue was
+ * reset under it: that memory is the driver's again) and the bounce
+ * freed, a DISCARD the backing cannot do succeeds.
  */
 int64_t blk_backend__finish(struct blk_backend *be, struct blk_io *io,
-			    int64_t res);
+			    int64_t res, bool to_guest);
 
 #endif /* GPIN_BLK_BACKEND_H */

@@ -3,19 +3,20 @@
  * The "fast" and "locked" backends: gpin.ko's asynchronous direct I/O.
  *
  * Each device queue opens /dev/gpin itself (one file per queue: each file
- * has its own completion list and eventfd) and has a thread, blkN-qM,
- * that sleeps on that eventfd.  submit() turns a READ/WRITE into a
- * struct gpin_dio whose iovecs point straight at guest RAM; kick() hands
- * the batch to GPIN_IOC_DIO_SUBMIT, which pins the pages (the module's
- * lockless walk, or mmap_read_lock + get_user_pages) and starts the I/O in
- * the calling thread - the vCPU that notified the queue, by default: many
- * threads of one process pinning at once, the seed's workload.  The queue
- * thread reaps with GPIN_IOC_DIO_REAP and completes the requests.
+ * has its own completion list) and has an io_uring on the same fd for
+ * what the module does not do: FLUSH, DISCARD and WRITE_ZEROES (rare, and
+ * the same code as pin=kernel) and READ/WRITE larger than gpin.ko takes
+ * (GPIN_DIO_MAX_BYTES; the guest may raise max_sectors_kb).  The choice
+ * is made per request, in prep().  Both the module and the ring signal
+ * the queue's one eventfd, so the queue's thread sleeps on one thing.
  *
- * What the module does not do goes to an io_uring backend ("kernel") that
- * shares the fd: FLUSH, DISCARD and WRITE_ZEROES (rare, and the same code
- * as pin=kernel), READ/WRITE larger than GPIN_DIO_MAX_BYTES (the guest may
- * raise max_sectors_kb), and with io=iothread the ioeventfd watch.
+ * prep() turns a READ/WRITE into a struct gpin_dio whose iovecs point
+ * straight at guest RAM; submit() hands the batch to GPIN_IOC_DIO_SUBMIT,
+ * which pins the pages (the module's lockless walk, or mmap_read_lock +
+ * pin_user_pages) and starts the I/O on the calling thread - the queue's
+ * owner: the vCPU that notified an idle queue, or the queue's thread at
+ * depth.  Many threads of one process pinning at once: the seed's
+ * workload.  reap() takes the completions with GPIN_IOC_DIO_REAP.
  *
  * The module counts per mode, not per file: the backend reads the
  * counters when it starts and when it stops and prints the difference
@@ -23,8 +24,6 @@
  * of the same mode in between are counted too.
  */
 #include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,44 +33,28 @@
 #include "libgpin.h"
 
 #include "devices/blk_backend.h"
+#include "devices/blk_uring.h"
 
 struct gpin_pending {
 	struct gpin_dio d;
 	struct iovec biov;		/* the bounce buffer, when there is one */
-};
-
-struct failed_io {
-	struct blk_io *io;
-	int err;
+	bool bounced;
 };
 
 struct gpin_queue {
-	struct blk_backend *be;
-	unsigned int idx;
+	struct blk_uring u;		/* what the module does not take */
 	struct gpin *g;
-	int efd;			/* completions, and stop / failed wake-ups */
-	pthread_t thread;
-	bool thread_ok;
-	bool stop;
-	bool inner_kick;		/* something went to the io_uring side */
-	/* Prepared by submit(), sent by kick(); the queue's lock held. */
-	unsigned int npending;
+	int efd;			/* completions of both */
+	/* Prepared: [sent, npending) still to go to the module. */
+	unsigned int npending, sent;
 	struct gpin_pending *pending;
-	/*
-	 * Requests the module refused at submit, completed by the thread:
-	 * kick() fills failed[cur] under @lock, the thread swaps @cur and
-	 * completes the other array without it.
-	 */
-	pthread_mutex_t lock;
-	unsigned int nfailed, cur;
-	struct failed_io *failed[2];
+	unsigned int module_inflight;	/* submitted, not reaped */
+	bool reap_reported;
 	struct gpin_dio_event *events;
 };
 
 struct gpin_backend {
 	enum gpin_mode mode;
-	struct blk_backend inner;	/* io_uring on the same fd */
-	bool inner_ok;
 	struct gpin_stats st0;		/* the module's counters at start */
 	bool st0_ok;
 	unsigned int nq;
@@ -90,146 +73,146 @@ static bool for_module(const struct blk_io *io)
 	       io->len <= GPIN_DIO_MAX_BYTES && io->niov <= GPIN_DIO_MAX_SEGS;
 }
 
-static int gpin_submit(struct blk_backend *be, unsigned int q,
-		       struct blk_io *io)
+static void point_at_bounce(struct gpin_pending *pd)
+{
+	pd->d.iov = (uintptr_t)&pd->biov;
+}
+
+static int gpin_prep(struct blk_backend *be, unsigned int q,
+		     struct blk_io *io)
 {
 	struct gpin_backend *gb = gpin_be(be);
 	struct gpin_queue *gq = &gb->q[q];
 	struct gpin_pending *pd;
-	const struct iovec *iov = io->iov;
-	unsigned int niov = io->niov;
 	int ret;
 
-	if (!for_module(io)) {
-		ret = gb->inner.ops->submit(&gb->inner, q, io);
-		if (!ret)
-			gq->inner_kick = true;
-		return ret;
-	}
+	if (!for_module(io))
+		return blk_uring__prep(be, &gq->u, io);
 	if (gq->npending == be->p.queue_depth)
 		return -EBUSY;		/* more than the queue holds: a bug */
 	ret = blk_backend__bounce(be, io);
 	if (ret)
 		return ret;
 	pd = &gq->pending[gq->npending++];
-	if (io->bounce) {
-		pd->biov = (struct iovec) { io->bounce, io->len };
-		iov = &pd->biov;
-		niov = 1;
-	}
 	gpin_dio_prep(&pd->d, be->fd,
 		      io->op == BLK_IO_WRITE ? GPIN_DIO_WRITE : GPIN_DIO_READ,
-		      io->offset, iov, niov, gb->mode, (uintptr_t)io);
+		      io->offset, io->iov, io->niov, gb->mode, (uintptr_t)io);
+	pd->bounced = io->bounce;
+	if (pd->bounced) {
+		pd->biov = (struct iovec) { io->bounce, io->len };
+		pd->d.nr_segs = 1;
+		point_at_bounce(pd);
+	}
 	return 0;
 }
 
-/* A request the module did not start: the queue thread completes it. */
-static void defer_failure(struct gpin_queue *gq, struct blk_io *io, int err)
+/*
+ * What the module could not take yet moves to the front; a bounced
+ * request's iovec lives in its entry, so its pointer moves with it.
+ */
+static void keep_unsent(struct gpin_queue *gq)
 {
-	pthread_mutex_lock(&gq->lock);
-	gq->failed[gq->cur][gq->nfailed++] = (struct failed_io) { io, err };
-	pthread_mutex_unlock(&gq->lock);
+	unsigned int i, left = gq->npending - gq->sent;
+
+	memmove(gq->pending, gq->pending + gq->sent,
+		left * sizeof(*gq->pending));
+	for (i = 0; i < left; i++)
+		if (gq->pending[i].bounced)
+			point_at_bounce(&gq->pending[i]);
+	gq->npending = left;
+	gq->sent = 0;
 }
 
-static void gpin_kick(struct blk_backend *be, unsigned int q)
+static int submit_to_module(struct blk_backend *be, unsigned int q,
+			    struct gpin_queue *gq)
 {
-	struct gpin_backend *gb = gpin_be(be);
-	struct gpin_queue *gq = &gb->q[q];
-	unsigned int done = 0, tries = 0;
-	bool failed = false;
+	int ret = 0;
 
-	while (done < gq->npending) {
-		unsigned int nr = gq->npending - done;
-		int ret;
+	while (gq->sent < gq->npending) {
+		unsigned int nr = gq->npending - gq->sent;
+		struct blk_io *io;
+		int n;
 
 		if (nr > GPIN_DIO_MAX_BATCH)
 			nr = GPIN_DIO_MAX_BATCH;
-		ret = gpin_dio_submit(gq->g, &gq->pending[done].d, nr);
-		if (ret > 0) {
-			done += ret;
+		n = gpin_dio_submit(gq->g, &gq->pending[gq->sent].d, nr);
+		if (n > 0) {
+			gq->sent += n;
+			gq->module_inflight += n;
 			continue;
 		}
-		if ((errno == EAGAIN || errno == EINTR) && ++tries < 1000)
+		if (errno == EINTR)
 			continue;
+		if (errno == EAGAIN) {
+			/* GPIN_DIO_MAX_INFLIGHT unreaped: after a reap */
+			ret = -EAGAIN;
+			break;
+		}
 		/* The first request of the batch has an error of its own. */
-		defer_failure(gq, (struct blk_io *)(uintptr_t)
-			      gq->pending[done].d.user_data, errno);
-		failed = true;
-		done++;
+		io = (struct blk_io *)(uintptr_t)gq->pending[gq->sent++].d.user_data;
+		be->p.complete(be->p.opaque, q, io, -errno);
 	}
-	gq->npending = 0;
-	if (failed)
-		eventfd_write(gq->efd, 1);
-	if (gq->inner_kick) {
-		gq->inner_kick = false;
-		gb->inner.ops->kick(&gb->inner, q);
-	}
+	if (gq->sent == gq->npending)
+		gq->npending = gq->sent = 0;
+	else
+		keep_unsent(gq);
+	return ret;
 }
 
-/* Completes what kick() could not start; returns how many. */
-static unsigned int complete_failed(struct gpin_queue *gq)
+static int gpin_submit(struct blk_backend *be, unsigned int q)
 {
-	struct blk_backend *be = gq->be;
-	struct failed_io *f;
-	unsigned int i, n;
+	struct gpin_queue *gq = &gpin_be(be)->q[q];
+	int a = blk_uring__submit(be, &gq->u, q);
+	int b = submit_to_module(be, q, gq);
 
-	pthread_mutex_lock(&gq->lock);
-	n = gq->nfailed;
-	f = gq->failed[gq->cur];
-	gq->cur ^= 1;
-	gq->nfailed = 0;
-	pthread_mutex_unlock(&gq->lock);
-	for (i = 0; i < n; i++)
-		be->p.complete(be->p.opaque, gq->idx, f[i].io,
-			       blk_backend__finish(be, f[i].io, -f[i].err));
+	return a ?: b;
+}
+
+static unsigned int reap_module(struct blk_backend *be, unsigned int q,
+				struct gpin_queue *gq)
+{
+	unsigned int n = 0;
+	int ret, i;
+
+	/*
+	 * Until a short batch: what completes after it signals the eventfd
+	 * again, so the next pass looks then.
+	 */
+	do {
+		ret = gpin_dio_reap(gq->g, gq->events, GPIN_DIO_MAX_BATCH, NULL);
+		for (i = 0; i < ret; i++)
+			be->p.complete(be->p.opaque, q,
+				       (struct blk_io *)(uintptr_t)
+				       gq->events[i].user_data,
+				       gq->events[i].result);
+		if (ret > 0) {
+			n += ret;
+			gq->module_inflight -= ret;
+		}
+	} while (ret == GPIN_DIO_MAX_BATCH && gq->module_inflight);
+	if (ret < 0 && !gq->reap_reported) {
+		gq->reap_reported = true;
+		fprintf(stderr, "gpin-vmm: blk%u-q%u: GPIN_IOC_DIO_REAP: %s "
+			"(reported once)\n", be->p.disk_index, q,
+			gpin_strerror(errno));
+	}
 	return n;
 }
 
-static void *queue_thread(void *arg)
+static unsigned int gpin_reap(struct blk_backend *be, unsigned int q)
 {
-	struct gpin_queue *gq = arg;
-	struct blk_backend *be = gq->be;
-	char name[16];
+	struct gpin_queue *gq = &gpin_be(be)->q[q];
+	unsigned int n = blk_uring__reap(be, &gq->u, q);
 
-	snprintf(name, sizeof(name), "blk%u-q%u", be->p.disk_index, gq->idx);
-	pthread_setname_np(pthread_self(), name);
-	for (;;) {
-		unsigned int n = 0;
-		eventfd_t v;
-		int ret, i;
+	/* No system call for a queue with nothing at the module. */
+	if (gq->module_inflight)
+		n += reap_module(be, q, gq);
+	return n;
+}
 
-		if (eventfd_read(gq->efd, &v) && errno == EINTR)
-			continue;
-		if (__atomic_load_n(&gq->stop, __ATOMIC_ACQUIRE))
-			break;
-		n += complete_failed(gq);
-		/*
-		 * Reap until empty: one eventfd read may stand for many.  A
-		 * short reap emptied the list; what completes after it
-		 * signals the eventfd again, so no second call to see 0.
-		 */
-		do {
-			ret = gpin_dio_reap(gq->g, gq->events,
-					    GPIN_DIO_MAX_BATCH, NULL);
-			if (ret <= 0)
-				break;
-			for (i = 0; i < ret; i++) {
-				struct blk_io *io = (struct blk_io *)(uintptr_t)
-						    gq->events[i].user_data;
-
-				be->p.complete(be->p.opaque, gq->idx, io,
-					       blk_backend__finish(be, io,
-						       gq->events[i].result));
-			}
-			n += ret;
-		} while (ret == GPIN_DIO_MAX_BATCH);
-		if (ret < 0)
-			fprintf(stderr, "gpin-vmm: %s: GPIN_IOC_DIO_REAP: %s\n",
-				name, gpin_strerror(errno));
-		if (n)
-			be->p.batch_done(be->p.opaque, gq->idx);
-	}
-	return NULL;
+static int gpin_event_fd(struct blk_backend *be, unsigned int q)
+{
+	return gpin_be(be)->q[q].efd;
 }
 
 /*
@@ -286,23 +269,14 @@ static void gpin_stop(struct blk_backend *be)
 	for (i = 0; i < gb->nq; i++) {
 		struct gpin_queue *gq = &gb->q[i];
 
-		if (gq->thread_ok) {
-			__atomic_store_n(&gq->stop, true, __ATOMIC_RELEASE);
-			eventfd_write(gq->efd, 1);
-			pthread_join(gq->thread, NULL);
-		}
+		blk_uring__exit(&gq->u);
 		if (gq->g)
 			gpin_close(gq->g);
 		if (gq->efd >= 0)
 			close(gq->efd);
-		pthread_mutex_destroy(&gq->lock);
 		free(gq->pending);
-		free(gq->failed[0]);
-		free(gq->failed[1]);
 		free(gq->events);
 	}
-	if (gb->inner_ok)
-		gb->inner.ops->stop(&gb->inner);
 	free(gb);
 	be->priv = NULL;
 }
@@ -310,22 +284,24 @@ static void gpin_stop(struct blk_backend *be)
 static int queue_init(struct blk_backend *be, struct gpin_queue *gq)
 {
 	unsigned int depth = be->p.queue_depth;
+	int ret;
 
 	gq->g = gpin_open();
 	if (!gq->g)
 		return -errno;
-	gq->efd = eventfd(0, EFD_CLOEXEC);
+	gq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (gq->efd < 0)
 		return -errno;
 	if (gpin_set_eventfd(gq->g, gq->efd))
 		return -errno;
+	ret = blk_uring__init(&gq->u, depth, gq->efd);
+	if (ret)
+		return ret;
 	gq->pending = calloc(depth, sizeof(*gq->pending));
-	gq->failed[0] = calloc(depth, sizeof(*gq->failed[0]));
-	gq->failed[1] = calloc(depth, sizeof(*gq->failed[1]));
 	gq->events = calloc(GPIN_DIO_MAX_BATCH, sizeof(*gq->events));
-	if (!gq->pending || !gq->failed[0] || !gq->failed[1] || !gq->events)
+	if (!gq->pending || !gq->events)
 		return -ENOMEM;
-	return -pthread_create(&gq->thread, NULL, queue_thread, gq);
+	return 0;
 }
 
 static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
@@ -346,23 +322,10 @@ static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
 	be->priv = gb;
 	gb->mode = mode;
 	gb->nq = nq;
-	for (i = 0; i < nq; i++) {
+	for (i = 0; i < nq; i++)
 		gb->q[i].efd = -1;
-		pthread_mutex_init(&gb->q[i].lock, NULL);
-	}
-	gb->inner = *be;
-	gb->inner.ops = &blk_backend_kernel_ops;
-	gb->inner.priv = NULL;
-	ret = gb->inner.ops->start(&gb->inner);
-	gb->inner_ok = !ret;
-	for (i = 0; i < nq && !ret; i++) {
-		struct gpin_queue *gq = &gb->q[i];
-
-		gq->be = be;
-		gq->idx = i;
-		ret = queue_init(be, gq);
-		gq->thread_ok = !ret;
-	}
+	for (i = 0; i < nq && !ret; i++)
+		ret = queue_init(be, &gb->q[i]);
 	if (!ret)
 		gb->st0_ok = !gpin_stats(gb->q[0].g, &gb->st0);
 	if (ret) {
@@ -386,19 +349,13 @@ static int gpin_start_locked(struct blk_backend *be)
 	return gpin_start_mode(be, GPIN_MODE_LOCKED);
 }
 
-static int gpin_watch(struct blk_backend *be, unsigned int q, int efd)
-{
-	struct gpin_backend *gb = gpin_be(be);
-
-	return gb->inner.ops->watch(&gb->inner, q, efd);
-}
-
 const struct blk_backend_ops blk_backend_gpin_fast_ops = {
 	.name = "fast",
 	.start = gpin_start_fast,
+	.prep = gpin_prep,
 	.submit = gpin_submit,
-	.kick = gpin_kick,
-	.watch = gpin_watch,
+	.reap = gpin_reap,
+	.event_fd = gpin_event_fd,
 	.stop = gpin_stop,
 	.counters = gpin_counters,
 };
@@ -407,8 +364,9 @@ const struct blk_backend_ops blk_backend_gpin_locked_ops = {
 	.name = "locked",
 	.start = gpin_start_locked,
 	.submit = gpin_submit,
-	.kick = gpin_kick,
-	.watch = gpin_watch,
+	.prep = gpin_prep,
+	.reap = gpin_reap,
+	.event_fd = gpin_event_fd,
 	.stop = gpin_stop,
 	.counters = gpin_counters,
 };

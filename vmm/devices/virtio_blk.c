@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Locking: each queue has one mutex, taken by whoever serves the queue
- * (pop, parse, submit) and by its completion thread (push).  Holding it
- * while submitting keeps each backend ring single-producer.  A reset
- * clears a queue's @active flag under that mutex and then waits for its
- * requests in flight, so after reset no thread touches the guest's rings.
- *
- * Interrupts are decided once per batch under that mutex - after serving
- * the ring (requests completed on the spot) and after each batch of
- * backend completions - never per request: with EVENT_IDX the decision
- * covers every push since the previous one, so the driver gets one
- * interrupt for a burst, and only when it asked for one.
+ * Serving a queue (virtio/vq_service.h): one owner at a time, the
+ * notifying vCPU or the queue's thread, runs passes.  A pass
+ *   1. reaps what the backend completed and pushes it to the used ring,
+ *   2. decides on one interrupt for all of it,
+ *   3. takes the new chains (at most a queue's worth: BLK_PASS_BUDGET),
+ *      prepares them and submits them all with one system call,
+ *   4. decides on one interrupt for those that completed on the spot,
+ *   5. settles notifications: while requests are in flight, the queue's
+ *      thread leaves them off, because the next completion's pass looks
+ *      at the ring anyway (a guest at depth then adds chains without an
+ *      exit); when the queue is idle, on a vCPU, or when completions
+ *      stopped coming for a while (the thread's quiet timer), it asks for
+ *      a notification and looks once more.
+ * No lock is held across the submit: only the owner touches the rings,
+ * the slots and the backend context.
  *
  * Each in-flight request owns the slot of its head descriptor.  A guest
  * that makes a head available again while it is still in flight breaks
@@ -20,6 +24,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,25 +36,35 @@
 
 #include "devices/virtio_blk.h"
 #include "devices/virtio_blk_req.h"
+#include "virtio/vq_service.h"
 
 /* Discard / write-zeroes limits per request, in 512-byte sectors (2 GiB). */
 #define BLK_MAX_RANGE_SECTORS	(1u << 22)
 
 /*
- * Chains one pass of serve_queue() takes before it lets go of the queue:
- * a guest that keeps re-offering requests that complete at once (GET_ID,
- * malformed ones) cannot hold the serving thread and the queue lock, and
- * with them pause, stop and reset, for ever.
+ * Chains one pass takes: a guest that keeps re-offering requests that
+ * complete at once (GET_ID, malformed ones) cannot keep a pass going, and
+ * with it a reset or a stop waiting for the queue, for ever.
  */
-#define BLK_SERVE_BUDGET	(2 * VIRTIO_BLK_QUEUE_SIZE)
+#define BLK_PASS_BUDGET		VIRTIO_BLK_QUEUE_SIZE
 /*
- * How long a reset waits for the backend to finish requests in flight
- * (the whole-device fuzz target builds with 0: every reset with I/O out
- * takes the stale path at once).
+ * How long a reset waits for the backend to finish requests in flight,
+ * all queues together (the whole-device fuzz target builds with 0: every
+ * reset with I/O out takes the stale path at once).
  */
 #ifndef BLK_RESET_WAIT_MS
 #define BLK_RESET_WAIT_MS	5000
 #endif
+/*
+ * The quiet timer: with notifications off and requests in flight, the
+ * thread looks at the ring again after four times the usual gap between
+ * completions, within these bounds - a request that arrives behind a
+ * slow one (a flush) waits for at most that long, not for the slow one.
+ */
+#define BLK_QUIET_MIN_US	100
+#define BLK_QUIET_MAX_US	20000
+/* The backend kept requests back (its ring was full): retry after this. */
+#define BLK_RETRY_US		200
 
 struct blk_slot {
 	struct blk_io io;
@@ -63,20 +78,35 @@ struct blk_slot {
 struct blk_queue {
 	struct virtio_blk *blk;
 	unsigned int idx;
-	pthread_mutex_t lock;
-	pthread_cond_t idle;
+	struct vq_service svc;
+	int kick_fd;			/* io=iothread: the ioeventfd, or -1 */
+
+	/* The owner's; control paths change them holding the queue. */
 	bool active;
-	unsigned int inflight;
 	bool need_irq;
-	bool more;		/* a pass ran out of budget: serve again */
-	unsigned int gen;	/* bumped by a reset that gave up waiting */
-	unsigned int stale;	/* requests in flight across such a reset */
+	unsigned int inflight;
+	unsigned int gen;		/* bumped by a reset that gave up waiting */
+	unsigned int stale;		/* requests in flight across such a reset */
+	bool reported_error;
+	uint64_t last_done_ns;		/* the last pass that completed some */
+	uint64_t gap_ns;		/* between such passes, averaged */
 	struct virtq_buf bufs[VIRTIO_BLK_QUEUE_SIZE];	/* one chain */
 	struct iovec iov[VIRTIO_BLK_QUEUE_SIZE];	/* its data */
 	struct blk_slot slots[VIRTIO_BLK_QUEUE_SIZE];
-	struct virtio_blk_queue_stats st;
-	bool reported_error;
-	int kick_fd;
+
+	/* What the thread reads before it sleeps. */
+	_Atomic long quiet_us;		/* notifications off: look again then */
+	_Atomic bool retry;		/* the backend kept requests back */
+
+	/* A reset waiting for the queue to drain. */
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	bool drained;
+
+	/* Counters, read from any thread. */
+	_Atomic uint64_t requests;
+	_Atomic uint64_t bytes;
+	_Atomic uint64_t errors;
 };
 
 struct virtio_blk {
@@ -95,7 +125,15 @@ static struct virtio_blk *to_blk(struct virtio_dev *vdev)
 	return vdev->priv;
 }
 
-/* Completes a request that never reached the backend.  Queue lock held. */
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* Completes a request at the used ring.  By the owner. */
 static void complete_now(struct blk_queue *q, uint16_t head,
 			 const struct blk_req *req, int status)
 {
@@ -104,9 +142,9 @@ static void complete_now(struct blk_queue *q, uint16_t head,
 	if (status >= 0)
 		*req->status = status;
 	virtq__push(vq, head, status >= 0 ? virtio_blk__used_len(req, status) : 0);
-	q->st.requests++;
+	atomic_fetch_add_explicit(&q->requests, 1, memory_order_relaxed);
 	if (status != VIRTIO_BLK_S_OK)
-		q->st.errors++;
+		atomic_fetch_add_explicit(&q->errors, 1, memory_order_relaxed);
 	q->need_irq = true;
 }
 
@@ -143,8 +181,8 @@ static void get_id(struct virtio_blk *blk, const struct blk_req *req)
 }
 
 /*
- * One validated request: start it on the backend, or complete it here.
- * Returns true when it went to the backend.  Queue lock held.
+ * One validated request: prepare it on the backend, or complete it here.
+ * Returns true when it went to the backend.  By the owner.
  */
 static bool start_request(struct blk_queue *q, uint16_t head, int status,
 			  struct blk_req *req)
@@ -182,7 +220,7 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
 		.iov = slot->iov,
 		.niov = req->niov,
 	};
-	if (blk->be->ops->submit(blk->be, q->idx, &slot->io)) {
+	if (blk->be->ops->prep(blk->be, q->idx, &slot->io)) {
 		complete_now(q, head, req, VIRTIO_BLK_S_IOERR);
 		return false;
 	}
@@ -192,84 +230,7 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
 	return true;
 }
 
-/*
- * Takes every new request of queue @qi: on the notifying vCPU thread, or
- * on the queue's thread with io=iothread.  With EVENT_IDX the driver does
- * not notify again until we re-arm, so one exit takes a whole burst, and
- * we only leave once the ring was seen empty after re-arming.
- */
-static void serve_queue(struct virtio_blk *blk, unsigned int qi)
-{
-	struct blk_queue *q = &blk->q[qi];
-	struct virtq *vq = &blk->vdev.vqs[qi];
-	bool submitted = false, irq = false, broken = false;
-	unsigned int taken = 0;
-
-	pthread_mutex_lock(&q->lock);
-	q->more = false;
-	while (q->active) {
-		struct virtq_chain chain = { .bufs = q->bufs };
-		struct blk_req req;
-		int ret, status;
-
-		if (taken++ == BLK_SERVE_BUDGET) {
-			/*
-			 * The rest waits for the next completion batch, on
-			 * the backend's thread (blk_batch_done); with nothing
-			 * in flight, for the guest's next notification.
-			 */
-			if (q->inflight)
-				q->more = true;
-			else
-				virtq__enable_notify(vq);
-			break;
-		}
-		ret = virtq__pop(vq, &chain);
-		if (ret == 0) {
-			/*
-			 * Re-arm, then look once more: with EVENT_IDX the
-			 * driver notified for nothing published after the
-			 * chain at the old avail_event, and a chain it
-			 * published before seeing the new one never will be.
-			 */
-			virtq__enable_notify(vq);
-			if (!virtq__pending(vq))
-				break;
-			continue;
-		}
-		if (ret < 0 || q->slots[chain.head].busy) {
-			q->active = false;
-			broken = true;
-			break;
-		}
-		status = virtio_blk__parse(&chain, &blk->lim, q->iov, &req);
-		if (start_request(q, chain.head, status, &req))
-			submitted = true;
-	}
-	if (submitted)
-		blk->be->ops->kick(blk->be, qi);
-	if (q->need_irq && !broken) {
-		q->need_irq = false;
-		irq = virtq__needs_interrupt(vq);
-	}
-	pthread_mutex_unlock(&q->lock);
-	if (broken)
-		virtio_dev__needs_reset(&blk->vdev);
-	if (irq)
-		virtio_dev__signal_used(&blk->vdev, qi);
-}
-
-static void blk_notify(struct virtio_dev *vdev, unsigned int q)
-{
-	serve_queue(to_blk(vdev), q);
-}
-
-static void blk_kicked(void *opaque, unsigned int q)
-{
-	serve_queue(opaque, q);
-}
-
-/* Backend completion, on the queue's thread. */
+/* A backend completion, from reap() or submit(), by the owner. */
 static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 			 int64_t res)
 {
@@ -277,19 +238,20 @@ static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 	struct blk_slot *slot = (struct blk_slot *)((char *)io -
 					offsetof(struct blk_slot, io));
 	struct blk_queue *q = &blk->q[qi];
-	int status = res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
+	bool stale = slot->gen != q->gen;
+	int status;
 
-	pthread_mutex_lock(&q->lock);
-	if (slot->gen != q->gen) {
+	res = blk_backend__finish(blk->be, io, res, !stale);
+	slot->busy = false;
+	if (stale) {
 		/*
 		 * In flight across a reset that gave up on it: the ring it
 		 * came from is gone, so nothing is written to guest memory.
 		 */
-		slot->busy = false;
 		q->stale--;
-		pthread_mutex_unlock(&q->lock);
 		return;
 	}
+	status = res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
 	if (res < 0 && !q->reported_error && !blk->p.quiet) {
 		q->reported_error = true;
 		fprintf(stderr, "gpin-vmm: blk%u-q%u: I/O error at byte %llu: "
@@ -298,30 +260,181 @@ static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 	}
 	complete_now(q, slot->head, &slot->req, status);
 	if (status == VIRTIO_BLK_S_OK && io->op <= BLK_IO_WRITE)
-		q->st.bytes += io->len;
-	slot->busy = false;
-	if (!--q->inflight)
-		pthread_cond_broadcast(&q->idle);
+		atomic_fetch_add_explicit(&q->bytes, io->len,
+					  memory_order_relaxed);
+	q->inflight--;
+}
+
+/* After a pass completed requests: how far apart such passes are. */
+static void note_completions(struct blk_queue *q)
+{
+	uint64_t now = now_ns(), gap;
+
+	if (q->last_done_ns) {
+		gap = now - q->last_done_ns;
+		if (gap > BLK_QUIET_MAX_US * 1000ULL)
+			gap = BLK_QUIET_MAX_US * 1000ULL;
+		q->gap_ns = q->gap_ns ? (7 * q->gap_ns + gap) / 8 : gap;
+	}
+	q->last_done_ns = now;
+}
+
+static long quiet_us(const struct blk_queue *q)
+{
+	long us = (long)(4 * q->gap_ns / 1000);
+
+	if (us < BLK_QUIET_MIN_US)
+		return BLK_QUIET_MIN_US;
+	return us > BLK_QUIET_MAX_US ? BLK_QUIET_MAX_US : us;
+}
+
+/* One interrupt decision for everything pushed since the last one. */
+static void signal_used(struct blk_queue *q)
+{
+	struct virtio_dev *vdev = &q->blk->vdev;
+
+	if (!q->need_irq)
+		return;
+	q->need_irq = false;
+	if (virtq__needs_interrupt(&vdev->vqs[q->idx]))
+		virtio_dev__signal_used(vdev, q->idx);
+}
+
+static void submit(struct blk_queue *q, unsigned int flags)
+{
+	struct blk_backend *be = q->blk->be;
+	bool retry = be->ops->submit(be, q->idx) == -EAGAIN;
+
+	atomic_store(&q->retry, retry);
+	/* the thread's timer retries; a vCPU leaves now */
+	if (retry && !(flags & VQS_THREAD))
+		vq_service__wake(&q->svc);
+}
+
+/*
+ * The guest broke the ring: nothing more is taken from it until a reset.
+ * The transport's needs_reset takes no lock a pass could deadlock on.
+ */
+static void break_queue(struct blk_queue *q)
+{
+	q->active = false;
+	virtio_dev__needs_reset(&q->blk->vdev);
+}
+
+/*
+ * Takes up to BLK_PASS_BUDGET new chains; *@prepared tells whether any
+ * went to the backend.  Returns true when chains are left.
+ */
+static bool take_chains(struct blk_queue *q, struct virtq *vq,
+			bool *prepared)
+{
+	struct virtio_blk *blk = q->blk;
+	unsigned int taken;
+
+	for (taken = 0; taken < BLK_PASS_BUDGET; taken++) {
+		struct virtq_chain chain = { .bufs = q->bufs };
+		struct blk_req req;
+		int ret, status;
+
+		ret = virtq__pop(vq, &chain);
+		if (ret == 0)
+			return false;
+		/* We are looking: the guest need not tell us more. */
+		if (!taken)
+			virtq__disable_notify(vq);
+		if (ret < 0 || q->slots[chain.head].busy) {
+			break_queue(q);
+			return false;
+		}
+		status = virtio_blk__parse(&chain, &blk->lim, q->iov, &req);
+		if (start_request(q, chain.head, status, &req))
+			*prepared = true;
+	}
+	return virtq__pending(vq) != 0;
+}
+
+/*
+ * The ring was found empty.  With requests in flight, the queue's thread
+ * keeps notifications off: the pass of the next completion looks at the
+ * ring anyway, and until then the quiet timer does.  When the queue is
+ * idle, on a vCPU (which leaves now), or when the timer ran out (the
+ * completions are slow: a guest must not wait for them to be served), the
+ * driver is asked to notify again, and the ring looked at once more: a
+ * chain published before the driver could see that came without one.
+ * Returns true when that look found a chain.
+ */
+static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
+				 unsigned int flags)
+{
+	if (q->inflight && (flags & VQS_THREAD) && !(flags & VQS_TIMEOUT)) {
+		virtq__disable_notify(vq);
+		atomic_store(&q->quiet_us, quiet_us(q));
+		return false;
+	}
+	atomic_store(&q->quiet_us, 0);
+	virtq__enable_notify(vq);
+	return virtq__pending(vq) != 0;
+}
+
+/* A reset waits for this: the queue stopped and nothing is in flight. */
+static void note_drained(struct blk_queue *q)
+{
+	if (q->inflight)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->drained = true;
+	pthread_cond_broadcast(&q->idle);
 	pthread_mutex_unlock(&q->lock);
 }
 
-static void blk_batch_done(void *opaque, unsigned int qi)
+/* One pass over queue @qi (see the top of the file); by the owner. */
+static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 {
 	struct virtio_blk *blk = opaque;
 	struct blk_queue *q = &blk->q[qi];
-	bool irq = false, more;
+	struct virtq *vq = &blk->vdev.vqs[qi];
+	bool prepared = false, more;
 
-	pthread_mutex_lock(&q->lock);
-	if (q->need_irq) {
-		q->need_irq = false;
-		irq = virtq__needs_interrupt(&blk->vdev.vqs[qi]);
+	if (blk->be->ops->reap(blk->be, qi))
+		note_completions(q);
+	if (!q->active) {
+		note_drained(q);
+		return false;
 	}
-	more = q->more;
-	pthread_mutex_unlock(&q->lock);
-	if (irq)
-		virtio_dev__signal_used(&blk->vdev, qi);
+	signal_used(q);
+	if (atomic_load(&q->retry))
+		submit(q, flags);
+	more = take_chains(q, vq, &prepared);
+	if (prepared)
+		submit(q, flags);
+	if (!q->active)
+		return false;
+	signal_used(q);
 	if (more)
-		serve_queue(blk, qi);
+		return true;
+	return settle_notifications(q, vq, flags);
+}
+
+static long blk_sleep_us(void *opaque, unsigned int qi)
+{
+	struct blk_queue *q = &((struct virtio_blk *)opaque)->q[qi];
+	long us;
+
+	if (atomic_load(&q->retry))
+		return BLK_RETRY_US;
+	us = atomic_load(&q->quiet_us);
+	return us > 0 ? us : -1;
+}
+
+static const struct vq_service_ops blk_service_ops = {
+	.pass = blk_pass,
+	.sleep_us = blk_sleep_us,
+};
+
+/* io=vcpu: the notifying vCPU serves the queue, unless someone does. */
+static void blk_notify(struct virtio_dev *vdev, unsigned int q)
+{
+	vq_service__kick(&to_blk(vdev)->q[q].svc, 0);
 }
 
 static void blk_config_read(struct virtio_dev *vdev, uint32_t off, void *data,
@@ -338,44 +451,48 @@ static int blk_activate(struct virtio_dev *vdev)
 	blk->lim.discard = virtio_dev__has(vdev, VIRTIO_BLK_F_DISCARD);
 	blk->lim.write_zeroes = virtio_dev__has(vdev, VIRTIO_BLK_F_WRITE_ZEROES);
 	for (i = 0; i < blk->nq; i++) {
-		pthread_mutex_lock(&blk->q[i].lock);
-		blk->q[i].active = vdev->ready[i];
-		pthread_mutex_unlock(&blk->q[i].lock);
+		struct blk_queue *q = &blk->q[i];
+
+		vq_service__hold(&q->svc);
+		q->active = vdev->ready[i];
+		vq_service__unhold(&q->svc, 0);
 		nready += vdev->ready[i];
 	}
 	return nready ? 0 : -EINVAL;
 }
 
-static void deadline_in(struct timespec *t, unsigned int ms)
+/* Stops taking chains from @q; its passes only reap from now on. */
+static void stop_queue(struct blk_queue *q)
 {
-	clock_gettime(CLOCK_REALTIME, t);
-	t->tv_sec += ms / 1000;
-	t->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (t->tv_nsec >= 1000000000L) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000L;
-	}
+	vq_service__hold(&q->svc);
+	q->active = false;
+	atomic_store(&q->quiet_us, 0);
+	pthread_mutex_lock(&q->lock);
+	q->drained = !q->inflight;
+	pthread_mutex_unlock(&q->lock);
+	vq_service__unhold(&q->svc, 0);
+}
+
+/* Waits until @q drained or @end (CLOCK_MONOTONIC) passed. */
+static void wait_drained(struct blk_queue *q, const struct timespec *end)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&q->lock);
+	while (!q->drained && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&q->idle, &q->lock, end);
+	pthread_mutex_unlock(&q->lock);
 }
 
 /*
- * Waits for the queue's requests in flight, BLK_RESET_WAIT_MS at most: a
- * backend that never completes (a hung device) must not hang the vCPU
- * that writes the reset, and with it the VM.  Past the wait, the requests
- * still out become stale: the queue's generation moves on, their
- * completions later only free their slots, and a guest that offers one of
- * those slots again sees the device needing a reset.
+ * After the wait: requests still out become stale - the queue's
+ * generation moves on, their completions later only free their slots and
+ * write nothing into guest memory, and a guest that offers one of those
+ * slots again sees the device needing a reset.
  */
-static void blk_reset_queue(struct virtio_blk *blk, struct blk_queue *q)
+static void forget_inflight(struct virtio_blk *blk, struct blk_queue *q)
 {
-	struct timespec end;
-	int ret = 0;
-
-	deadline_in(&end, BLK_RESET_WAIT_MS);
-	pthread_mutex_lock(&q->lock);
-	q->active = false;
-	q->more = false;
-	while (q->inflight && ret != ETIMEDOUT)
-		ret = pthread_cond_timedwait(&q->idle, &q->lock, &end);
+	vq_service__hold(&q->svc);
 	if (q->inflight) {
 		if (!blk->p.quiet)
 			fprintf(stderr, "gpin-vmm: blk%u-q%u: reset: %u "
@@ -387,16 +504,34 @@ static void blk_reset_queue(struct virtio_blk *blk, struct blk_queue *q)
 		q->gen++;
 	}
 	q->need_irq = false;
-	pthread_mutex_unlock(&q->lock);
+	atomic_store(&q->retry, false);
+	vq_service__unhold(&q->svc, 0);
 }
 
+/*
+ * Waits for the requests in flight, BLK_RESET_WAIT_MS at most for all
+ * queues together: a backend that never completes (a hung device) must
+ * not hang the vCPU that writes the reset, and with it the VM.
+ */
 static void blk_reset(struct virtio_dev *vdev)
 {
 	struct virtio_blk *blk = to_blk(vdev);
+	struct timespec end;
 	unsigned int i;
 
 	for (i = 0; i < blk->nq; i++)
-		blk_reset_queue(blk, &blk->q[i]);
+		stop_queue(&blk->q[i]);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += BLK_RESET_WAIT_MS / 1000;
+	end.tv_nsec += (long)(BLK_RESET_WAIT_MS % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	for (i = 0; i < blk->nq; i++)
+		wait_drained(&blk->q[i], &end);
+	for (i = 0; i < blk->nq; i++)
+		forget_inflight(blk, &blk->q[i]);
 }
 
 static const struct virtio_dev_ops blk_ops = {
@@ -453,45 +588,62 @@ static uint64_t blk_features(const struct virtio_blk *blk)
 	return f;
 }
 
+static int init_queue(struct virtio_blk *blk, struct blk_queue *q,
+		      unsigned int i)
+{
+	pthread_condattr_t ca;
+	char name[32];
+
+	q->blk = blk;
+	q->idx = i;
+	q->kick_fd = -1;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->idle, &ca);
+	pthread_condattr_destroy(&ca);
+	snprintf(name, sizeof(name), "blk%u-q%u", blk->p.index, i);
+	if (blk->p.iothread) {
+		q->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (q->kick_fd < 0)
+			return -errno;
+	}
+	return vq_service__init(&q->svc, &blk_service_ops, blk, i, name);
+}
+
 static int blk_init_queues(struct virtio_blk *blk)
 {
 	unsigned int i;
+	int ret = 0;
 
 	blk->q = calloc(blk->nq, sizeof(*blk->q));
 	if (!blk->q)
 		return -ENOMEM;
-	for (i = 0; i < blk->nq; i++) {
-		struct blk_queue *q = &blk->q[i];
-
-		q->blk = blk;
-		q->idx = i;
-		q->kick_fd = -1;
-		pthread_mutex_init(&q->lock, NULL);
-		pthread_cond_init(&q->idle, NULL);
-		if (blk->p.iothread) {
-			q->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-			if (q->kick_fd < 0)
-				return -errno;
-		}
-	}
-	return 0;
+	for (i = 0; i < blk->nq && !ret; i++)
+		ret = init_queue(blk, &blk->q[i], i);
+	return ret;
 }
 
-static int blk_watch_kicks(struct virtio_blk *blk)
+/*
+ * Each queue's thread sleeps on the backend's completions and, with
+ * io=iothread, on the queue's ioeventfd; the fuzz target runs none.
+ */
+static int blk_start_queues(struct virtio_blk *blk)
 {
 	unsigned int i;
-	int ret;
+	int ret = 0;
 
-	if (!blk->p.iothread)
-		return 0;
-	if (!blk->be->ops->watch)
-		return -EOPNOTSUPP;
-	for (i = 0; i < blk->nq; i++) {
-		ret = blk->be->ops->watch(blk->be, i, blk->q[i].kick_fd);
-		if (ret)
-			return ret;
+	for (i = 0; i < blk->nq && !ret; i++) {
+		struct blk_queue *q = &blk->q[i];
+
+		ret = vq_service__watch(&q->svc,
+					blk->be->ops->event_fd(blk->be, i));
+		if (!ret && q->kick_fd >= 0)
+			ret = vq_service__watch(&q->svc, q->kick_fd);
+		if (!ret && !blk->p.manual)
+			ret = vq_service__start(&q->svc);
 	}
-	return 0;
+	return ret;
 }
 
 static void report_disk(const struct virtio_blk *blk)
@@ -517,8 +669,6 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 		.queue_depth = VIRTIO_BLK_QUEUE_SIZE,
 		.disk_index = p->index,
 		.complete = blk_complete,
-		.batch_done = blk_batch_done,
-		.kicked = blk_kicked,
 	};
 	int ret;
 
@@ -544,9 +694,9 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 	blk->be = blk_backend__open(p->backend, &bp, err, errlen);
 	if (!blk->be)
 		goto err_free;
-	ret = blk_watch_kicks(blk);
+	ret = blk_start_queues(blk);
 	if (ret) {
-		snprintf(err, errlen, "%s: io=iothread: %s", p->path,
+		snprintf(err, errlen, "%s: starting the queues: %s", p->path,
 			 strerror(-ret));
 		goto err_free;
 	}
@@ -575,6 +725,9 @@ void virtio_blk__destroy(struct virtio_blk *blk)
 
 	if (!blk)
 		return;
+	/* the threads first: they call into the backend */
+	for (i = 0; blk->q && i < blk->nq; i++)
+		vq_service__exit(&blk->q[i].svc);
 	blk_backend__close(blk->be);
 	for (i = 0; blk->q && i < blk->nq; i++) {
 		if (blk->q[i].kick_fd >= 0)
@@ -601,14 +754,21 @@ int virtio_blk__kick_fd(const struct virtio_blk *blk, unsigned int q)
 	return q < blk->nq ? blk->q[q].kick_fd : -1;
 }
 
+void virtio_blk__service(struct virtio_blk *blk, unsigned int q,
+			 bool timed_out)
+{
+	vq_service__kick(&blk->q[q].svc,
+			 VQS_THREAD | (timed_out ? VQS_TIMEOUT : 0));
+}
+
 void virtio_blk__stats(const struct virtio_blk *blk, unsigned int qi,
 		       struct virtio_blk_queue_stats *st)
 {
 	struct blk_queue *q = &blk->q[qi];
 
-	pthread_mutex_lock(&q->lock);
-	*st = q->st;
-	pthread_mutex_unlock(&q->lock);
+	st->requests = atomic_load_explicit(&q->requests, memory_order_relaxed);
+	st->bytes = atomic_load_explicit(&q->bytes, memory_order_relaxed);
+	st->errors = atomic_load_explicit(&q->errors, memory_order_relaxed);
 }
 
 /* The backend's counters on one line: "gpin-vmm: blk0-gpin: name N, ..." */

@@ -4,12 +4,14 @@
  * default (VIRTIO_BLK_F_MQ).  Transport-agnostic: it is a struct
  * virtio_dev for virtio/mmio.c (or a PCI transport) to drive.
  *
- * Service model:
+ * Service model (virtio/vq_service.h: one owner per queue at a time):
  *  - io=vcpu (default): the vCPU thread whose QueueNotify write exits to
- *    the VMM takes that queue's new requests itself - validates, submits -
- *    and goes back to the guest; completions arrive on the queue's thread.
+ *    the VMM serves an idle queue itself - takes the new requests,
+ *    validates them, pins and submits - and goes back to the guest.  The
+ *    queue's thread, blkN-qM, serves it when completions arrive, and at
+ *    depth takes the guest's new requests then, notifications off.
  *  - io=iothread: the notify is an ioeventfd (KVM_IOEVENTFD, no exit to
- *    userspace); the queue's thread, blkN-qM, wakes on it and does both.
+ *    userspace); blkN-qM wakes on it too and does everything.
  */
 #ifndef GPIN_VIRTIO_BLK_H
 #define GPIN_VIRTIO_BLK_H
@@ -41,6 +43,11 @@ struct virtio_blk_params {
 	const struct blk_backend_ops *backend;
 	unsigned int index;		/* N in blkN-qM and the serial */
 	bool quiet;			/* no start-up or error lines (fuzzing) */
+	/*
+	 * No queue threads: the caller runs virtio_blk__service() (the
+	 * fuzz target, which wants every step on its own thread).
+	 */
+	bool manual;
 };
 
 struct virtio_blk;
@@ -57,12 +64,20 @@ struct blk_backend *virtio_blk__backend(struct virtio_blk *blk);
 /* The device for a transport: virtio_mmio__create(virtio_blk__dev(b), ...). */
 struct virtio_dev *virtio_blk__dev(struct virtio_blk *blk);
 
+/*
+ * What queue @q's thread does when it wakes (@timed_out: its quiet timer
+ * ran out): serve the queue now, on the calling thread.  For a device
+ * created with p.manual.
+ */
+void virtio_blk__service(struct virtio_blk *blk, unsigned int q,
+			 bool timed_out);
+
 /* io=iothread: the eventfd KVM must signal for queue @q; else -1. */
 int virtio_blk__kick_fd(const struct virtio_blk *blk, unsigned int q);
 
 /*
  * One line per queue: requests, bytes, errors.  Safe while the device
- * runs (each queue is read under its lock), so SIGUSR1 prints them too.
+ * runs (the counters are atomics), so SIGUSR1 prints them too.
  */
 void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out);
 

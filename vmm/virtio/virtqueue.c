@@ -87,17 +87,42 @@ void virtq__enable_notify(struct virtq *vq)
 {
 	struct vring vr = vring_of(vq);
 
-	if (!vq->event_idx)
-		return;
-	__atomic_store_n(&vring_avail_event(&vr), vq->last_avail,
-			 __ATOMIC_RELAXED);
+	if (vq->event_idx) {
+		__atomic_store_n(&vring_avail_event(&vr), vq->last_avail,
+				 __ATOMIC_RELAXED);
+	} else if (vq->no_notify) {
+		vq->no_notify = false;
+		__atomic_store_n(&vq->used->flags, 0, __ATOMIC_RELAXED);
+	}
 	/*
-	 * The driver publishes avail->idx and then reads avail_event; we
-	 * publish avail_event and then (the caller) re-read avail->idx.  The
-	 * fence makes one side see the other's store: either the driver
-	 * notifies or our re-check finds the chain.
+	 * The driver publishes avail->idx and then reads avail_event (or
+	 * the flags); we publish ours and then (the caller) re-read
+	 * avail->idx.  The fence makes one side see the other's store:
+	 * either the driver notifies or our re-check finds the chain.
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void virtq__disable_notify(struct virtq *vq)
+{
+	struct vring vr = vring_of(vq);
+
+	/*
+	 * With EVENT_IDX, avail_event just behind the next entry: the driver
+	 * notifies only when it publishes past an avail_event it has not
+	 * passed yet.  Without it, the flag says so; a driver may still
+	 * notify (the flag is only advice), which costs it an exit and us
+	 * nothing.  No fence: a driver that sees the old value notifies
+	 * once more.
+	 */
+	if (vq->event_idx) {
+		__atomic_store_n(&vring_avail_event(&vr),
+				 (uint16_t)(vq->last_avail - 1), __ATOMIC_RELAXED);
+	} else if (!vq->no_notify) {
+		vq->no_notify = true;
+		__atomic_store_n(&vq->used->flags, VRING_USED_F_NO_NOTIFY,
+				 __ATOMIC_RELAXED);
+	}
 }
 
 uint16_t virtq__pending(const struct virtq *vq)

@@ -10,18 +10,19 @@
  * (vm__gpa_to_hva() in the VMM, a plain buffer in the tests and the fuzz
  * target): this file needs neither KVM nor a VM.
  *
- * Not thread-safe: a queue is used by one thread at a time (the device
- * holds a lock per queue).
+ * Not thread-safe: a queue is used by one thread at a time (its owner,
+ * virtio/vq_service.h).
  *
  * Notification and interrupt suppression (section 2.7.7, 2.7.10): without
- * VIRTIO_RING_F_EVENT_IDX the driver's NO_INTERRUPT flag is all there is,
- * and we never set NO_NOTIFY.  With it, the driver names the used index it
- * wants an interrupt for (used_event) and we name the available index we
- * want a notification for (avail_event): one interrupt per batch of
- * completions the driver has not seen yet, and no notifications while a
- * queue is being served.  used_event decides nothing but whether to
- * signal, so a wrong one costs that guest missing or extra interrupts,
- * never the VMM anything.
+ * VIRTIO_RING_F_EVENT_IDX the flags are all there is: the driver's
+ * NO_INTERRUPT, and our NO_NOTIFY while we do not need notifications.
+ * With it, the driver names the used index it wants an interrupt for
+ * (used_event) and we name the available index we want a notification
+ * for (avail_event): one interrupt per batch of completions the driver
+ * has not seen yet, and no notifications while the device will look at
+ * the ring anyway.  used_event decides nothing but whether to signal, so
+ * a wrong one costs that guest missing or extra interrupts, never the VMM
+ * anything.
  */
 #ifndef GPIN_VIRTQUEUE_H
 #define GPIN_VIRTQUEUE_H
@@ -77,6 +78,7 @@ struct virtq {
 	 */
 	uint16_t decided_used;
 	bool event_idx;			/* VIRTIO_RING_F_EVENT_IDX negotiated */
+	bool no_notify;			/* we set VRING_USED_F_NO_NOTIFY */
 	struct virtq_mem mem;
 };
 
@@ -133,13 +135,20 @@ bool virtq__needs_interrupt(struct virtq *vq);
 uint16_t virtq__pending(const struct virtq *vq);
 
 /*
- * Before the device stops serving a queue it found empty: asks the driver
- * to notify for the next chain it makes available (EVENT_IDX: avail_event
- * = the next entry we take; without it nothing to do).  The caller must
- * then check virtq__pending() again and go on serving if it is not 0: a
- * chain the driver published before it could see avail_event came without
- * a notification, and nothing else would take it.
+ * Before the device stops looking at a queue it found empty: asks the
+ * driver to notify for the next chain it makes available (EVENT_IDX:
+ * avail_event = the next entry we take; without it: NO_NOTIFY cleared).
+ * The caller must then check virtq__pending() again and go on serving if
+ * it is not 0: a chain the driver published before it could see the
+ * request came without a notification, and nothing else would take it.
  */
 void virtq__enable_notify(struct virtq *vq);
+
+/*
+ * The device will look at the ring again without being told (it has
+ * requests in flight, whose completions it serves): the driver need not
+ * notify (EVENT_IDX: avail_event is left behind; without it: NO_NOTIFY).
+ */
+void virtq__disable_notify(struct virtq *vq);
 
 #endif /* GPIN_VIRTQUEUE_H */

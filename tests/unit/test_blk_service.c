@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Who serves a queue (virtio/vq_service.c) and the notifications around
+ * it: the ownership word under threads that all kick at once, holds that
+ * really keep passes out, and the whole device under a driver that
+ * notifies only when the device asks it to, over a backend that
+ * completes on its own thread after a random delay - a lost wake-up
+ * anywhere shows as a request that never completes.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/virtio_mmio.h>
+
+#include "blk_driver.h"
+#include "devices/blk_backend.h"
+#include "unit.h"
+#include "virtio/vq_service.h"
+
+/* ---- the ownership word --------------------------------------------- */
+
+#define KICKERS		4
+#define KICKS		20000
+
+static struct vq_service svc;
+static _Atomic unsigned long events, served;
+static _Atomic int in_pass, held;
+
+static bool count_pass(void *opaque, unsigned int q, unsigned int flags)
+{
+	ck_assert_int_eq(atomic_exchange(&in_pass, 1), 0);	/* alone */
+	ck_assert_int_eq(atomic_load(&held), 0);		/* not held */
+	served += atomic_exchange(&events, 0);
+	atomic_store(&in_pass, 0);
+	return false;
+}
+
+static long never(void *opaque, unsigned int q)
+{
+	return -1;
+}
+
+static const struct vq_service_ops count_ops = {
+	.pass = count_pass,
+	.sleep_us = never,
+};
+
+/* Half of them kick as vCPUs do (they hand over), half as threads. */
+static void *kicker(void *arg)
+{
+	unsigned int flags = (uintptr_t)arg & 1 ? VQS_THREAD : 0;
+	unsigned int i;
+
+	for (i = 0; i < KICKS; i++) {
+		atomic_fetch_add(&events, 1);
+		vq_service__kick(&svc, flags);
+	}
+	return NULL;
+}
+
+static void *holder(void *arg)
+{
+	struct timespec ts = { 0, 20000 };
+	unsigned int i;
+
+	for (i = 0; i < 200; i++) {
+		vq_service__hold(&svc);
+		atomic_store(&held, 1);
+		ck_assert_int_eq(atomic_load(&in_pass), 0);
+		nanosleep(&ts, NULL);
+		atomic_store(&held, 0);
+		vq_service__unhold(&svc, 0);
+	}
+	return NULL;
+}
+
+/* Every event is served by some pass, passes never overlap or run held. */
+START_TEST(test_service_nothing_lost)
+{
+	pthread_t t[KICKERS + 1];
+	struct timespec ts = { 0, 1000000 };
+	uintptr_t i;
+	int waited;
+
+	events = served = 0;
+	ck_assert_int_eq(vq_service__init(&svc, &count_ops, NULL, 0, "test-q0"),
+			 0);
+	ck_assert_int_eq(vq_service__start(&svc), 0);
+	for (i = 0; i < KICKERS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, kicker, (void *)i), 0);
+	ck_assert_int_eq(pthread_create(&t[KICKERS], NULL, holder, NULL), 0);
+	for (i = 0; i <= KICKERS; i++)
+		pthread_join(t[i], NULL);
+	/* what the vCPU-style kickers handed over, the thread serves */
+	for (waited = 0; served != KICKERS * KICKS && waited < 5000; waited++)
+		nanosleep(&ts, NULL);
+	ck_assert_uint_eq(served, KICKERS * KICKS);
+	vq_service__exit(&svc);
+}
+END_TEST
+
+/* ---- the device under a driver that trusts its notification requests --- */
+
+#define DEPTH		(QS / 2)	/* two descriptors a request */
+#define REQUESTS	5000
+
+/* A disk on its own thread: completes each request 0-400 us later. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	struct blk_io *prepared[DEPTH], *queued[DEPTH], *done[DEPTH];
+	unsigned int nprepared, nqueued, ndone;
+	int efd;
+	bool stop;
+	pthread_t thread;
+} disk;
+
+static void *disk_thread(void *arg)
+{
+	unsigned int seed = 1;
+
+	pthread_mutex_lock(&disk.lock);
+	while (!disk.stop) {
+		struct blk_io *io;
+		struct timespec ts = { 0, 0 };
+
+		if (!disk.nqueued) {
+			pthread_cond_wait(&disk.work, &disk.lock);
+			continue;
+		}
+		io = disk.queued[0];
+		memmove(disk.queued, disk.queued + 1,
+			--disk.nqueued * sizeof(io));
+		pthread_mutex_unlock(&disk.lock);
+		if (rand_r(&seed) % 4)
+			ts.tv_nsec = rand_r(&seed) % 400000;
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&disk.lock);
+		disk.done[disk.ndone++] = io;
+		eventfd_write(disk.efd, 1);
+	}
+	pthread_mutex_unlock(&disk.lock);
+	return NULL;
+}
+
+static int disk_start(struct blk_backend *be)
+{
+	be->direct = false;
+	be->lbs = 512;
+	disk.nprepared = disk.nqueued = disk.ndone = 0;
+	disk.stop = false;
+	pthread_mutex_init(&disk.lock, NULL);
+	pthread_cond_init(&disk.work, NULL);
+	disk.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (disk.efd < 0)
+		return -errno;
+	return -pthread_create(&disk.thread, NULL, disk_thread, NULL);
+}
+
+static int disk_prep(struct blk_backend *be, unsigned int q, struct blk_io *io)
+{
+	ck_assert_uint_lt(disk.nprepared, DEPTH);
+	disk.prepared[disk.nprepared++] = io;
+	return 0;
+}
+
+static int disk_submit(struct blk_backend *be, unsigned int q)
+{
+	pthread_mutex_lock(&disk.lock);
+	ck_assert_uint_le(disk.nqueued + disk.nprepared, DEPTH);
+	memcpy(disk.queued + disk.nqueued, disk.prepared,
+	       disk.nprepared * sizeof(disk.prepared[0]));
+	disk.nqueued += disk.nprepared;
+	disk.nprepared = 0;
+	pthread_cond_signal(&disk.work);
+	pthread_mutex_unlock(&disk.lock);
+	return 0;
+}
+
+static unsigned int disk_reap(struct blk_backend *be, unsigned int q)
+{
+	struct blk_io *done[DEPTH];
+	unsigned int i, n;
+
+	pthread_mutex_lock(&disk.lock);
+	n = disk.ndone;
+	memcpy(done, disk.done, n * sizeof(done[0]));
+	disk.ndone = 0;
+	pthread_mutex_unlock(&disk.lock);
+	for (i = 0; i < n; i++)
+		be->p.complete(be->p.opaque, q, done[i], 0);
+	return n;
+}
+
+static int disk_event_fd(struct blk_backend *be, unsigned int q)
+{
+	return disk.efd;
+}
+
+static void disk_stop(struct blk_backend *be)
+{
+	pthread_mutex_lock(&disk.lock);
+	disk.stop = true;
+	pthread_cond_signal(&disk.work);
+	pthread_mutex_unlock(&disk.lock);
+	pthread_join(disk.thread, NULL);
+	close(disk.efd);
+}
+
+static const struct blk_backend_ops disk_ops = {
+	.name = "test-disk",
+	.start = disk_start,
+	.prep = disk_prep,
+	.submit = disk_submit,
+	.reap = disk_reap,
+	.event_fd = disk_event_fd,
+	.stop = disk_stop,
+};
+
+/*
+ * At depth 1 the driver publishes just as the device goes idle (the race
+ * of the last look); at full depth completions drive the queue.
+ */
+static const struct {
+	const char *what;
+	bool event_idx, iothread;
+	unsigned int depth;
+} modes[] = {
+	{ "io=vcpu, EVENT_IDX, depth 1", true, false, 1 },
+	{ "io=vcpu, no EVENT_IDX, depth 1", false, false, 1 },
+	{ "io=iothread, EVENT_IDX, depth 1", true, true, 1 },
+	{ "io=iothread, no EVENT_IDX, depth 1", false, true, 1 },
+	{ "io=vcpu, EVENT_IDX", true, false, DEPTH },
+	{ "io=vcpu, no EVENT_IDX", false, false, DEPTH },
+	{ "io=iothread, EVENT_IDX", true, true, DEPTH },
+	{ "io=iothread, no EVENT_IDX", false, true, DEPTH },
+};
+
+/* The driver's side of section 2.7.13: does the device want a notify? */
+static bool device_wants_notify(bool event_idx, uint16_t old, uint16_t new)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (event_idx)
+		return vring_need_event(__atomic_load_n(gavail_event(),
+							__ATOMIC_RELAXED),
+					new, old);
+	return !(__atomic_load_n(&gused()->flags, __ATOMIC_RELAXED) &
+		 VRING_USED_F_NO_NOTIFY);
+}
+
+static void notify(bool iothread)
+{
+	if (iothread)
+		eventfd_write(virtio_blk__kick_fd(blk, 0), 1);
+	else
+		wr(VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+}
+
+/* Makes request @slot (descriptors 2 slot, 2 slot + 1) a FLUSH. */
+static void write_flush(unsigned int slot)
+{
+	uint64_t hdr = HDR + 16 * slot;
+	struct virtio_blk_outhdr h = { .type = VIRTIO_BLK_T_FLUSH };
+
+	memcpy(gmem + hdr, &h, sizeof(h));
+	gmem[STATUS + slot] = 0xff;
+	*gdesc(2 * slot) = (struct vring_desc) { hdr, 16, VRING_DESC_F_NEXT,
+						 2 * slot + 1 };
+	*gdesc(2 * slot + 1) = (struct vring_desc) { STATUS + slot, 1,
+						     VRING_DESC_F_WRITE, 0 };
+}
+
+/* Publishes the free slots below @depth, then asks once whether to notify. */
+static unsigned int publish(bool *busy, unsigned int depth, unsigned int left,
+			    bool event_idx, bool iothread)
+{
+	struct vring_avail *a = (struct vring_avail *)(gmem + AVAIL);
+	uint16_t old = avail_idx;
+	unsigned int slot, n = 0;
+
+	for (slot = 0; slot < depth && n < left; slot++) {
+		if (busy[slot])
+			continue;
+		busy[slot] = true;
+		write_flush(slot);
+		a->ring[(uint16_t)(old + n) % QS] = 2 * slot;
+		n++;
+	}
+	if (!n)
+		return 0;
+	avail_idx = old + n;
+	__atomic_store_n(&a->idx, avail_idx, __ATOMIC_RELEASE);
+	if (device_wants_notify(event_idx, old, avail_idx))
+		notify(iothread);
+	return n;
+}
+
+/*
+ * REQUESTS flushes, up to a mode's depth at a time, each published slot by slot as the
+ * previous ones complete; the driver polls the used ring (no interrupts
+ * needed) and notifies only as the device asks.  Within 30 s every one
+ * completes, or a wake-up was lost.
+ */
+START_TEST(test_no_lost_wakeup)
+{
+	struct virtio_blk_params p = {
+		.nqueues = 1, .backend = &disk_ops,
+		.no_event_idx = !modes[_i].event_idx,
+		.iothread = modes[_i].iothread,
+	};
+	bool busy[DEPTH] = { false };
+	unsigned int submitted = 0, completed = 0, inflight = 0;
+	uint16_t last_used = 0;
+	time_t end = time(NULL) + 30;
+
+	dev_setup_bare();
+	make_device_with(&p);
+	driver_init();
+	while (completed < REQUESTS && time(NULL) < end) {
+		unsigned int n = publish(busy, modes[_i].depth,
+					 REQUESTS - submitted,
+					 modes[_i].event_idx,
+					 modes[_i].iothread);
+
+		submitted += n;
+		inflight += n;
+		while (last_used != __atomic_load_n(&gused()->idx,
+						     __ATOMIC_ACQUIRE)) {
+			uint32_t head = gused()->ring[last_used++ % QS].id;
+
+			ck_assert_uint_eq(head % 2, 0);
+			ck_assert(busy[head / 2]);
+			ck_assert_uint_eq(gmem[STATUS + head / 2], 0);
+			busy[head / 2] = false;
+			completed++;
+			inflight--;
+		}
+		if (!n)
+			sched_yield();
+	}
+	ck_assert_msg(completed == REQUESTS, "%s: %u of %u completed, %u "
+		      "stuck in flight", modes[_i].what, completed, REQUESTS,
+		      inflight);
+	dev_teardown();
+}
+END_TEST
+
+static Suite *blk_service_suite(void)
+{
+	Suite *s = suite_create("blk_service");
+	TCase *tc;
+
+	tc = tcase_create("ownership");
+	tcase_add_test(tc, test_service_nothing_lost);
+	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("wake-ups");
+	tcase_add_loop_test(tc, test_no_lost_wakeup, 0,
+			    sizeof(modes) / sizeof(modes[0]));
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(blk_service_suite());
+}

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* --disk and the options around disks, value by value. */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "devices/virtio_blk.h"
+#include "options.h"
+#include "unit.h"
+#include "vm.h"
+
+/* ---- --disk ---------------------------------------------------------- */
+
+START_TEST(test_disk_option)
+{
+	struct disk_options d;
+	char err[256];
+
+	ck_assert_int_eq(options__parse_disk("/dev/vdb", &d, err, sizeof(err)), 0);
+	ck_assert_str_eq(d.path, "/dev/vdb");
+	ck_assert(!d.ro);
+	ck_assert_int_eq(d.pin, DISK_PIN_DEFAULT);
+	ck_assert_int_eq(d.io, DISK_IO_VCPU);
+	ck_assert_uint_eq(d.queues, 0);
+	ck_assert_int_eq(options__parse_disk("img,ro,pin=kernel,queues=4,io=iothread",
+					     &d, err, sizeof(err)), 0);
+	ck_assert_str_eq(d.path, "img");
+	ck_assert(d.ro);
+	ck_assert_uint_eq(d.queues, 4);
+	ck_assert_int_eq(d.io, DISK_IO_IOTHREAD);
+	ck_assert_int_eq(d.pin, DISK_PIN_KERNEL);
+	ck_assert_int_eq(options__parse_disk("img,pin=fast", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.pin, DISK_PIN_FAST);
+	ck_assert_int_eq(options__parse_disk("img,pin=locked", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.pin, DISK_PIN_LOCKED);
+	ck_assert(!d.no_event_idx);
+	ck_assert_int_eq(options__parse_disk("img,event_idx=off", &d, err,
+					     sizeof(err)), 0);
+	ck_assert(d.no_event_idx);
+	ck_assert_int_eq(options__parse_disk("img,event_idx=on", &d, err,
+					     sizeof(err)), 0);
+	ck_assert(!d.no_event_idx);
+	ck_assert_int_eq(d.transport, DISK_TRANSPORT_MMIO);
+	ck_assert_int_eq(options__parse_disk("img,transport=pci", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.transport, DISK_TRANSPORT_PCI);
+	ck_assert_int_eq(options__parse_disk("img,transport=mmio", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.transport, DISK_TRANSPORT_MMIO);
+}
+END_TEST
+
+static const char *const bad_disk[] = {
+	"", ",ro", "img,rw", "img,queues=0", "img,queues=65", "img,queues=x",
+	"img,queues=", "img,io=aio", "img,pin=none", "img,pin=", "img,pin=Fast",
+	"img,foo=1", "img,event_idx=", "img,event_idx=yes", "img,transport=",
+	"img,transport=PCI", "img,transport=isa",
+};
+
+START_TEST(test_disk_option_rejects)
+{
+	struct disk_options d;
+	char err[256] = "";
+
+	ck_assert_msg(options__parse_disk(bad_disk[_i], &d, err, sizeof(err)) == -1,
+		      "'%s' accepted", bad_disk[_i]);
+	ck_assert_msg(err[0], "no reason for '%s'", bad_disk[_i]);
+}
+END_TEST
+
+/* pin=fast|locked without gpin.ko: the disk is refused with a reason. */
+START_TEST(test_gpin_backend_needs_module)
+{
+	const struct blk_backend_ops *ops[] = {
+		&blk_backend_gpin_fast_ops, &blk_backend_gpin_locked_ops,
+	};
+	char path[] = "./test_gpin_backend.XXXXXX", err[256] = "";
+	struct virtio_blk_params p = { .path = path, .nqueues = 2 };
+	int fd;
+
+	if (access("/dev/gpin", F_OK) == 0)
+		return;		/* gpin.ko loaded: the rig tests cover it */
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	p.backend = ops[_i];
+	ck_assert_ptr_null(virtio_blk__create(&p, err, sizeof(err)));
+	ck_assert_msg(strstr(err, ops[_i]->name), "%s", err);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_disk_option_count)
+{
+	char *argv[2 + 2 * (VM_DISKS_MAX + 1)] = { "gpin-vmm", "-k", "bz" };
+	struct vm_options o;
+	char err[256];
+	int i, argc = 3;
+
+	for (i = 0; i < VM_DISKS_MAX; i++) {
+		argv[argc++] = "--disk";
+		argv[argc++] = "img";
+	}
+	ck_assert_int_eq(options__parse(&o, argc, argv, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.ndisks, VM_DISKS_MAX);
+	argv[argc++] = "-d";
+	ck_assert_int_eq(options__parse(&o, argc, argv, err, sizeof(err)), -1);
+}
+END_TEST
+
+/* --churn[=KIB], the benchmark's mmap_lock writer. */
+START_TEST(test_churn_option)
+{
+	char *argv[] = { "gpin-vmm", "-k", "bz", NULL };
+	struct vm_options o;
+	char err[256];
+
+	ck_assert_int_eq(options__parse(&o, 3, argv, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.churn_kib, 0);
+	argv[3] = "--churn";
+	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.churn_kib, 64);
+	argv[3] = "--churn=256";
+	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), 0);
+	ck_assert_uint_eq(o.churn_kib, 256);
+	argv[3] = "--churn=2";
+	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), -1);
+	argv[3] = "--churn=x";
+	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), -1);
+}
+END_TEST
+
+static Suite *disk_options_suite(void)
+{
+	Suite *s = suite_create("disk_options");
+	TCase *tc;
+
+	tc = tcase_create("options");
+	tcase_add_test(tc, test_disk_option);
+	tcase_add_loop_test(tc, test_disk_option_rejects, 0,
+			    sizeof(bad_disk) / sizeof(bad_disk[0]));
+	tcase_add_test(tc, test_disk_option_count);
+	tcase_add_loop_test(tc, test_gpin_backend_needs_module, 0, 2);
+	tcase_add_test(tc, test_churn_option);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(disk_options_suite());
+}
