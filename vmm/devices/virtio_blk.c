@@ -34,6 +34,7 @@
 
 #include <linux/virtio_ids.h>
 
+#include "devices/blk_throttle.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_blk_req.h"
 #include "virtio/vq_service.h"
@@ -96,6 +97,7 @@ struct blk_queue {
 
 	/* What the thread reads before it sleeps. */
 	_Atomic long quiet_us;		/* notifications off: look again then */
+	_Atomic long throttle_us;	/* a rate limit holds chains back */
 	_Atomic bool retry;		/* the backend kept requests back */
 
 	/* A reset waiting for the queue to drain. */
@@ -118,6 +120,9 @@ struct virtio_blk {
 	char serial[VIRTIO_BLK_ID_BYTES];
 	unsigned int nq;
 	struct blk_queue *q;
+	/* --disk iops=, bps=: one budget for all queues */
+	pthread_mutex_t throttle_lock;
+	struct blk_throttle throttle;
 };
 
 static struct virtio_blk *to_blk(struct virtio_dev *vdev)
@@ -321,6 +326,39 @@ static void break_queue(struct blk_queue *q)
 	virtio_dev__needs_reset(&q->blk->vdev);
 }
 
+/* Whether a request would go to the backend (and so counts in a limit). */
+static bool for_backend(int status, const struct blk_req *req)
+{
+	if (status != VIRTIO_BLK_S_OK || req->type == VIRTIO_BLK_T_GET_ID)
+		return false;
+	return req->len || (req->type != VIRTIO_BLK_T_IN &&
+			    req->type != VIRTIO_BLK_T_OUT);
+}
+
+/*
+ * The disk's rate limits: whether @req may start now.  If not, the queue
+ * looks again when the bucket has refilled (throttle_us, the thread's
+ * timer), notifications off meanwhile: the guest's notifications could
+ * not make it go any sooner.
+ */
+static bool admit(struct blk_queue *q, int status, const struct blk_req *req)
+{
+	struct virtio_blk *blk = q->blk;
+	uint64_t wait_ns = 0, bytes = 0;
+	bool ok;
+
+	if (!blk_throttle__enabled(&blk->throttle) || !for_backend(status, req))
+		return true;
+	if (req->type == VIRTIO_BLK_T_IN || req->type == VIRTIO_BLK_T_OUT)
+		bytes = req->len;
+	pthread_mutex_lock(&blk->throttle_lock);
+	ok = blk_throttle__admit(&blk->throttle, bytes, now_ns(), &wait_ns);
+	pthread_mutex_unlock(&blk->throttle_lock);
+	if (!ok)
+		atomic_store(&q->throttle_us, (long)(wait_ns / 1000) + 1);
+	return ok;
+}
+
 /*
  * Takes up to BLK_PASS_BUDGET new chains; *@prepared tells whether any
  * went to the backend.  Returns true when chains are left.
@@ -347,6 +385,10 @@ static bool take_chains(struct blk_queue *q, struct virtq *vq,
 			return false;
 		}
 		status = virtio_blk__parse(&chain, &blk->lim, q->iov, &req);
+		if (!admit(q, status, &req)) {
+			virtq__unpop(vq);	/* it waits in the ring */
+			return false;
+		}
 		if (start_request(q, chain.head, status, &req))
 			*prepared = true;
 	}
@@ -366,6 +408,13 @@ static bool take_chains(struct blk_queue *q, struct virtq *vq,
 static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
 				 unsigned int flags)
 {
+	if (atomic_load(&q->throttle_us)) {
+		/* held back by a rate limit: the thread's timer comes back */
+		virtq__disable_notify(vq);
+		if (!(flags & VQS_THREAD))
+			vq_service__wake(&q->svc);
+		return false;
+	}
 	if (q->inflight && (flags & VQS_THREAD) && !(flags & VQS_TIMEOUT)) {
 		virtq__disable_notify(vq);
 		atomic_store(&q->quiet_us, quiet_us(q));
@@ -404,6 +453,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	signal_used(q);
 	if (atomic_load(&q->retry))
 		submit(q, flags);
+	atomic_store(&q->throttle_us, 0);
 	more = take_chains(q, vq, &prepared);
 	if (prepared)
 		submit(q, flags);
@@ -418,11 +468,13 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 static long blk_sleep_us(void *opaque, unsigned int qi)
 {
 	struct blk_queue *q = &((struct virtio_blk *)opaque)->q[qi];
-	long us;
+	long throttle = atomic_load(&q->throttle_us), us;
 
 	if (atomic_load(&q->retry))
 		return BLK_RETRY_US;
 	us = atomic_load(&q->quiet_us);
+	if (throttle && (us <= 0 || throttle < us))
+		return throttle;
 	return us > 0 ? us : -1;
 }
 
@@ -467,6 +519,7 @@ static void stop_queue(struct blk_queue *q)
 	vq_service__hold(&q->svc);
 	q->active = false;
 	atomic_store(&q->quiet_us, 0);
+	atomic_store(&q->throttle_us, 0);
 	pthread_mutex_lock(&q->lock);
 	q->drained = !q->inflight;
 	pthread_mutex_unlock(&q->lock);
@@ -649,13 +702,18 @@ static int blk_start_queues(struct virtio_blk *blk)
 static void report_disk(const struct virtio_blk *blk)
 {
 	const struct virtio_blk_params *p = &blk->p;
+	char limits[64] = "";
 
+	if (p->iops || p->bps)
+		snprintf(limits, sizeof(limits), ", at most %llu IOPS and "
+			 "%llu bytes/s", (unsigned long long)p->iops,
+			 (unsigned long long)p->bps);
 	fprintf(stderr, "gpin-vmm: blk%u: %s: %llu MiB, %u-byte blocks, %u "
-		"queue%s, pin=%s, io=%s%s%s\n", p->index, p->path,
+		"queue%s, pin=%s, io=%s%s%s%s\n", p->index, p->path,
 		(unsigned long long)(blk->be->size >> 20), blk->be->lbs, blk->nq,
 		blk->nq == 1 ? "" : "s", p->backend->name,
 		p->iothread ? "iothread" : "vcpu", p->ro ? ", read-only" : "",
-		blk->be->direct ? "" : ", buffered (no O_DIRECT)");
+		blk->be->direct ? "" : ", buffered (no O_DIRECT)", limits);
 }
 
 struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
@@ -684,6 +742,9 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 	}
 	blk->p = *p;
 	blk->nq = p->nqueues;
+	pthread_mutex_init(&blk->throttle_lock, NULL);
+	blk_throttle__init(&blk->throttle, p->iops, p->bps,
+			   VIRTIO_BLK_SEG_MAX * VIRTIO_BLK_SIZE_MAX, now_ns());
 	snprintf(blk->serial, sizeof(blk->serial), "gpin-blk%u", p->index);
 	ret = blk_init_queues(blk);
 	if (ret) {
@@ -736,6 +797,7 @@ void virtio_blk__destroy(struct virtio_blk *blk)
 		pthread_cond_destroy(&blk->q[i].idle);
 	}
 	free(blk->q);
+	pthread_mutex_destroy(&blk->throttle_lock);
 	free(blk);
 }
 

@@ -42,6 +42,8 @@ struct virtio_blk_params {
 	bool no_event_idx;		/* do not offer VIRTIO_RING_F_EVENT_IDX */
 	const struct blk_backend_ops *backend;
 	unsigned int index;		/* N in blkN-qM and the serial */
+	uint64_t iops;			/* requests a second, all queues; 0: any */
+	uint64_t bps;			/* READ/WRITE bytes a second; 0: any */
 	bool quiet;			/* no start-up or error lines (fuzzing) */
 	/*
 	 * No queue threads: the caller runs virtio_blk__service() (the

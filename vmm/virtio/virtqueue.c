@@ -198,6 +198,11 @@ int virtq__pop(struct virtq *vq, struct virtq_chain *chain)
 	return virtq_walk(vq, head, chain) ?: 1;
 }
 
+void virtq__unpop(struct virtq *vq)
+{
+	vq->last_avail--;
+}
+
 void virtq__push(struct virtq *vq, uint16_t head, uint32_t len)
 {
 	struct vring_used_elem *e = &vq->used->ring[vq->used_idx & (vq->size - 1)];

@@ -119,6 +119,13 @@ void virtq__set_event_idx(struct virtq *vq, bool on);
  */
 int virtq__pop(struct virtq *vq, struct virtq_chain *chain);
 
+/*
+ * Puts back the chain virtq__pop() just returned (1): the next pop takes
+ * it again, from the ring, checked again.  For a device that cannot take
+ * it yet (a rate limit): the chain waits in the guest's ring.
+ */
+void virtq__unpop(struct virtq *vq);
+
 /* Returns chain @head to the driver, @len bytes written into it. */
 void virtq__push(struct virtq *vq, uint16_t head, uint32_t len);
 
