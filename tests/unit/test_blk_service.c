@@ -231,15 +231,19 @@ static const struct {
 	const char *what;
 	bool event_idx, iothread;
 	unsigned int depth;
+	long poll_us;
 } modes[] = {
-	{ "io=vcpu, EVENT_IDX, depth 1", true, false, 1 },
-	{ "io=vcpu, no EVENT_IDX, depth 1", false, false, 1 },
-	{ "io=iothread, EVENT_IDX, depth 1", true, true, 1 },
-	{ "io=iothread, no EVENT_IDX, depth 1", false, true, 1 },
-	{ "io=vcpu, EVENT_IDX", true, false, DEPTH },
-	{ "io=vcpu, no EVENT_IDX", false, false, DEPTH },
-	{ "io=iothread, EVENT_IDX", true, true, DEPTH },
-	{ "io=iothread, no EVENT_IDX", false, true, DEPTH },
+	{ "io=vcpu, EVENT_IDX, depth 1", true, false, 1, 0 },
+	{ "io=vcpu, no EVENT_IDX, depth 1", false, false, 1, 0 },
+	{ "io=iothread, EVENT_IDX, depth 1", true, true, 1, 0 },
+	{ "io=iothread, no EVENT_IDX, depth 1", false, true, 1, 0 },
+	{ "io=vcpu, EVENT_IDX", true, false, DEPTH, 0 },
+	{ "io=vcpu, no EVENT_IDX", false, false, DEPTH, 0 },
+	{ "io=iothread, EVENT_IDX", true, true, DEPTH, 0 },
+	{ "io=iothread, no EVENT_IDX", false, true, DEPTH, 0 },
+	{ "io=vcpu, EVENT_IDX, depth 1, poll=50", true, false, 1, 50 },
+	{ "io=vcpu, no EVENT_IDX, poll=50", false, false, DEPTH, 50 },
+	{ "io=iothread, EVENT_IDX, depth 1, poll=50", true, true, 1, 50 },
 };
 
 /* The driver's side of section 2.7.13: does the device want a notify? */
@@ -344,6 +348,7 @@ START_TEST(test_no_lost_wakeup)
 		.nqueues = 1, .backend = &disk_ops,
 		.no_event_idx = !modes[_i].event_idx,
 		.iothread = modes[_i].iothread,
+		.poll_us = modes[_i].poll_us,
 	};
 	unsigned int completed;
 

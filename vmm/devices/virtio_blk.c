@@ -64,6 +64,8 @@
  */
 #define BLK_QUIET_MIN_US	100
 #define BLK_QUIET_MAX_US	20000
+/* poll=: timer passes finding nothing before the driver notifies again */
+#define BLK_POLL_TRIES		3
 /* The backend kept requests back (its ring was full): retry after this. */
 #define BLK_RETRY_US		200
 
@@ -91,6 +93,7 @@ struct blk_queue {
 	bool reported_error;
 	uint64_t last_done_ns;		/* the last pass that completed some */
 	uint64_t gap_ns;		/* between such passes, averaged */
+	unsigned int empty_polls;	/* poll=: timer passes that found none */
 	struct virtq_buf bufs[VIRTIO_BLK_QUEUE_SIZE];	/* one chain */
 	struct iovec iov[VIRTIO_BLK_QUEUE_SIZE];	/* its data */
 	struct blk_slot slots[VIRTIO_BLK_QUEUE_SIZE];
@@ -361,15 +364,15 @@ static bool admit(struct blk_queue *q, int status, const struct blk_req *req)
 
 /*
  * Takes up to BLK_PASS_BUDGET new chains; *@prepared tells whether any
- * went to the backend.  Returns true when chains are left.
+ * went to the backend, *@taken how many were taken.  Returns true when
+ * chains are left.
  */
 static bool take_chains(struct blk_queue *q, struct virtq *vq,
-			bool *prepared)
+			bool *prepared, unsigned int *taken)
 {
 	struct virtio_blk *blk = q->blk;
-	unsigned int taken;
 
-	for (taken = 0; taken < BLK_PASS_BUDGET; taken++) {
+	for (*taken = 0; *taken < BLK_PASS_BUDGET; (*taken)++) {
 		struct virtq_chain chain = { .bufs = q->bufs };
 		struct blk_req req;
 		int ret, status;
@@ -378,7 +381,7 @@ static bool take_chains(struct blk_queue *q, struct virtq *vq,
 		if (ret == 0)
 			return false;
 		/* We are looking: the guest need not tell us more. */
-		if (!taken)
+		if (!*taken)
 			virtq__disable_notify(vq);
 		if (ret < 0 || q->slots[chain.head].busy) {
 			break_queue(q);
@@ -395,6 +398,34 @@ static bool take_chains(struct blk_queue *q, struct virtq *vq,
 	return virtq__pending(vq) != 0;
 }
 
+static long min_us(long a, long b)
+{
+	return b > 0 && b < a ? b : a;
+}
+
+/*
+ * poll= (off by default): whether the queue was busy lately, so that the
+ * guest's next chain is better found by the thread's timer than
+ * announced by a notification - an exit, the costliest step of a request
+ * when the host completes in microseconds and the queue runs empty
+ * between two of the guest's submissions.  A pass that took chains makes
+ * the queue hot; BLK_POLL_TRIES timer passes that find nothing cool it.
+ */
+static bool still_hot(struct blk_queue *q, unsigned int flags,
+		      unsigned int taken)
+{
+	if (!q->blk->p.poll_us)
+		return false;
+	if (taken)
+		q->empty_polls = 0;
+	else if (flags & VQS_TIMEOUT)
+		q->empty_polls++;
+	if (q->empty_polls < BLK_POLL_TRIES)
+		return true;
+	q->empty_polls = 0;
+	return false;
+}
+
 /*
  * The ring was found empty.  With requests in flight, the queue's thread
  * keeps notifications off: the pass of the next completion looks at the
@@ -406,7 +437,7 @@ static bool take_chains(struct blk_queue *q, struct virtq *vq,
  * Returns true when that look found a chain.
  */
 static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
-				 unsigned int flags)
+				 unsigned int flags, unsigned int taken)
 {
 	if (atomic_load(&q->throttle_us)) {
 		/* held back by a rate limit: the thread's timer comes back */
@@ -417,7 +448,15 @@ static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
 	}
 	if (q->inflight && (flags & VQS_THREAD) && !(flags & VQS_TIMEOUT)) {
 		virtq__disable_notify(vq);
-		atomic_store(&q->quiet_us, quiet_us(q));
+		atomic_store(&q->quiet_us, min_us(quiet_us(q), q->blk->p.poll_us));
+		return false;
+	}
+	if (still_hot(q, flags, taken)) {
+		/* poll=: the thread looks again soon, instead of an exit */
+		virtq__disable_notify(vq);
+		atomic_store(&q->quiet_us, q->blk->p.poll_us);
+		if (!(flags & VQS_THREAD))
+			vq_service__wake(&q->svc);
 		return false;
 	}
 	atomic_store(&q->quiet_us, 0);
@@ -443,6 +482,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	struct blk_queue *q = &blk->q[qi];
 	struct virtq *vq = &blk->vdev.vqs[qi];
 	bool prepared = false, more;
+	unsigned int taken = 0;
 
 	if (blk->be->ops->reap(blk->be, qi))
 		note_completions(q);
@@ -454,7 +494,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	if (atomic_load(&q->retry))
 		submit(q, flags);
 	atomic_store(&q->throttle_us, 0);
-	more = take_chains(q, vq, &prepared);
+	more = take_chains(q, vq, &prepared, &taken);
 	if (prepared)
 		submit(q, flags);
 	if (!q->active)
@@ -462,7 +502,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	signal_used(q);
 	if (more)
 		return true;
-	return settle_notifications(q, vq, flags);
+	return settle_notifications(q, vq, flags, taken);
 }
 
 static long blk_sleep_us(void *opaque, unsigned int qi)

@@ -44,6 +44,11 @@ struct virtio_blk_params {
 	unsigned int index;		/* N in blkN-qM and the serial */
 	uint64_t iops;			/* requests a second, all queues; 0: any */
 	uint64_t bps;			/* READ/WRITE bytes a second; 0: any */
+	/*
+	 * Microseconds between the thread's looks at a busy queue that ran
+	 * empty, with notifications off; 0: notifications on at once.
+	 */
+	long poll_us;
 	bool quiet;			/* no start-up or error lines (fuzzing) */
 	/*
 	 * No queue threads: the caller runs virtio_blk__service() (the
