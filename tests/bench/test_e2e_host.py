@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Unit tests of the end-to-end benchmark's test-host half: the guest's
+script, and one boot's jobs put together from a console as it grows."""
+
+import contextlib
+import io
+import json
+import unittest
+
+from gpinbench import e2e, e2e_host, guest
+from gpinbench.workload import Workload, cross
+
+from test_parse import FIO
+
+
+class FakeRunning:
+    """guest.Running without a process: the console is what the test
+    says, SIGUSR1 is noted."""
+    is_vmm = True
+    log = "fake.log"
+
+    def __init__(self):
+        self.text = ""
+        self.signals = 0
+
+    def signal_state(self):
+        self.signals += 1
+
+
+class FakeStore:
+    def __init__(self):
+        self.records = []
+
+    def append(self, r):
+        self.records.append(r)
+
+
+def counters(requests):
+    return ("gpin-vmm: blk0-q0: %d requests, %d bytes, 0 errors\n"
+            "gpin-vmm: vcpu0: 100 exits, in the guest (last exit 2)\n"
+            % (requests, requests * 4096))
+
+
+class Script(unittest.TestCase):
+    def test_the_largest_matrix_fits_the_command_line(self):
+        w = cross(["randread", "randwrite"], ["4k", "64k", "256k"], [1, 32])
+        line = guest.cmdline_with_script(e2e_host.guest_script(4, 10, w))
+        self.assertLess(len(line), guest.CMDLINE_MAX)
+        self.assertIn("gpin.sh=", line)
+
+    def test_fio_as_asked(self):
+        s = e2e_host.guest_script(4, 7, [Workload("randwrite", "64k", 1)])
+        self.assertIn("for j in randwrite:64k:1;", s)
+        for opt in ("--numjobs=4", "--runtime=7", "--direct=1",
+                    "--ioengine=libaio", "--filename=/dev/vda"):
+            self.assertIn(opt, s)
+
+    def test_too_long_a_script_is_refused(self):
+        with self.assertRaises(ValueError):
+            guest.cmdline_with_script("x" * 2000)
+
+    def test_defaults_and_quick(self):
+        a = e2e.parse_args([])
+        self.assertEqual(a.rounds, 5)
+        self.assertEqual(a.configs, list(e2e_host.CONFIGS))
+        q = e2e.parse_args(["--quick", "--rounds", "2"])
+        self.assertEqual(q.rounds, 2)
+        self.assertEqual(q.workloads, [Workload("randread", "4k", 32)])
+        self.assertNotIn("direct", q.configs)
+
+
+class OneBoot(unittest.TestCase):
+    def setUp(self):
+        # the progress lines the test host prints
+        self.enterContext(contextlib.redirect_stdout(io.StringIO()))
+
+    def test_jobs_with_counters_from_start_to_next_start(self):
+        run, store = FakeRunning(), FakeStore()
+        ctx = {"bench": "e2e", "cpus": 2, "round": 1, "config": "kernel"}
+        b = e2e_host.Boot({"gpin_stat": "gpin-stat"}, ctx, run, store)
+
+        def console(text):
+            run.text += text
+            return b.on_text(text)
+
+        fio = json.dumps(FIO) + "\n"
+        self.assertTrue(console("E2E-START randread:4k:32\n"))
+        console(counters(3))                      # SIGUSR1's answer
+        console("E2E-STOP randread:4k:32\nE2E-BEGIN randread:4k:32\n" +
+                fio + "E2E-END\n")
+        self.assertEqual(store.records, [])       # waits for the next START
+        console("E2E-START randread:4k:1\n")
+        console(counters(1003))
+        console("E2E-STOP randread:4k:1\n")
+        self.assertEqual(len(store.records), 1)
+        console("E2E-BEGIN randread:4k:1\n" + fio + "E2E-END\n")
+        console(counters(1503))                   # the exit lines
+        b.store_finished(last=True, exited=True)
+        self.assertEqual(run.signals, 2)
+        self.assertEqual(b.done, ["randread:4k:32", "randread:4k:1"])
+        first, second = store.records
+        self.assertEqual((first["qd"], second["qd"]), (32, 1))
+        self.assertEqual(first["vmm"]["blk0-q0"]["requests"], 1000)
+        self.assertEqual(second["vmm"]["blk0-q0"]["requests"], 500)
+        self.assertEqual(first["ios"], 7620)
+
+    def test_a_dead_guest_keeps_its_finished_jobs(self):
+        run, store = FakeRunning(), FakeStore()
+        ctx = {"bench": "e2e", "cpus": 2, "round": 1, "config": "kernel"}
+        b = e2e_host.Boot({"gpin_stat": "gpin-stat"}, ctx, run, store)
+        for text in ("E2E-START randread:4k:32\n", counters(3),
+                     "E2E-STOP randread:4k:32\nE2E-BEGIN randread:4k:32\n",
+                     json.dumps(FIO) + "\nE2E-END\n",
+                     "E2E-START randwrite:4k:32\n", counters(1003),
+                     "gpin-vmm: guest triple fault: reset\n"):
+            run.text += text
+            b.on_text(text)
+        b.store_finished(last=True, exited=False)
+        self.assertEqual(b.done, ["randread:4k:32"])
+        (rec,) = store.records
+        self.assertEqual(rec["vmm"]["blk0-q0"]["requests"], 1000)
+
+
+if __name__ == "__main__":
+    unittest.main()
