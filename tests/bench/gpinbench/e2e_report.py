@@ -186,11 +186,11 @@ def plot_data(jobs, configs, results):
             "groups": [Workload.from_record(c).label for c in cs],
             "series": {cfg: [report.estimate(jobs, cfg, c, METRICS["iops"])
                              for c in cs] for cfg in configs}})
-    ratios = [{"label": "%s: %s" % (cell_label(x["cell"]), x["row"].name),
-               "estimate": x["estimate"], "op": x["row"].op,
-               "value": x["row"].value, "verdict": x["verdict"]}
-              for x in results if x["verdict"] and x["row"].den]
-    return panels, ratios
+    return panels, plot.strips(results, cells(jobs), short_label)
+
+
+def short_label(cell):
+    return "%d vCPUs %s" % (cell["cpus"], Workload.from_record(cell).label)
 
 
 def write(out, records, ledger, meta):
@@ -251,8 +251,8 @@ def write(out, records, ledger, meta):
                    deaths=ledger)
     with open(os.path.join(out, "e2e.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    panels, ratios = plot_data(jobs, configs, results)
+    panels, strips = plot_data(jobs, configs, results)
     plot.write(os.path.join(out, "e2e.png"),
                "End-to-end (rig TCG test host: compare within the run), %s"
-               % meta["date"], panels, ratios)
+               % meta["date"], panels, strips)
     return text

@@ -117,11 +117,10 @@ def plot_data(records, modes, results):
                 "series": {m: [report.estimate(records, m, c,
                                                METRICS[metric])
                                for c in cs] for m in modes}})
-    ratios = [{"label": "%s: %s" % (cell_label(x["cell"]), x["row"].name),
-               "estimate": x["estimate"], "op": x["row"].op,
-               "value": x["row"].value, "verdict": x["verdict"]}
-              for x in results if x["verdict"] and x["row"].den]
-    return panels, ratios
+    return panels, plot.strips(results, cells(records, "single") +
+                               cells(records, "threads"),
+                               lambda c: "%d CPUs %s" % (c["cpus"],
+                                                         short_label(c)))
 
 
 def write(out, records, ledger, meta):
@@ -144,10 +143,12 @@ def write(out, records, ledger, meta):
              " " + meta["bench_args"] if meta["bench_args"] else ""),
           "", report.method_text(meta["rounds"]), "", "## Targets", ""]
     md += report.comparison_lines(judged, cell_label)
-    md += ["", "## One thread: ns per page (PIN + UNPIN)", ""]
-    md += figure_table(single, cellrecs, modes, "ns_per_page")
-    md += ["", "## Threads of one process: pages per second", ""]
-    md += figure_table(threads, cellrecs, modes, "pages_per_s")
+    if single:
+        md += ["", "## One thread: ns per page (PIN + UNPIN)", ""]
+        md += figure_table(single, cellrecs, modes, "ns_per_page")
+    if threads:
+        md += ["", "## Threads of one process: pages per second", ""]
+        md += figure_table(threads, cellrecs, modes, "pages_per_s")
     md += ["", "## Counts", "",
            "gpin.ko's counters for the cell's mode, reset before each cell "
            "(gpin-bench); the IRQ-off time is the longest window of the "
@@ -172,8 +173,8 @@ def write(out, records, ledger, meta):
                    comparisons=report.results_json(results), deaths=ledger)
     with open(os.path.join(out, "pin-bench.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    panels, ratios = plot_data(cellrecs, modes, results)
+    panels, strips = plot_data(cellrecs, modes, results)
     plot.write(os.path.join(out, "pin-bench.png"),
                "gpin-bench pin (rig TCG test host: compare within the run), "
-               "%s" % meta["date"], panels, ratios)
+               "%s" % meta["date"], panels, strips)
     return text

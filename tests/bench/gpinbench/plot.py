@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""One PNG per benchmark: its figures with their intervals, and its
-ratios against their targets."""
+"""One PNG per benchmark: its figures with their intervals, then one strip
+per targeted ratio, every cell's median and interval against the target,
+coloured by the verdict."""
 
 import math
 
@@ -8,111 +9,142 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 
 from . import stats  # noqa: E402
 
 COLOURS = {stats.AHEAD: "tab:green", stats.BEHIND: "tab:red",
            stats.CANT_TELL: "tab:gray"}
-SIGN = {">=": "≥", "<=": "≤"}
+SIGN = {">=": "≥", "<=": "≤", "==": "="}
 
 
-def _errbar(e):
-    """matplotlib's (below, above) for estimate E; no bar without an
+def _bar(e):
+    """matplotlib's (below, above) for estimate E: none without an
     interval."""
     if not e.has_interval:
-        return (0.0, 0.0)
-    return (e.value - e.lo, e.hi - e.value)
+        return 0.0, 0.0
+    return e.value - e.lo, e.hi - e.value
 
 
-def _figures_panel(ax, panel):
-    """Dots with interval bars: one group per cell, one colour per
-    configuration, on a log scale (figures differ by orders)."""
-    groups, series = panel["groups"], panel["series"]
-    n = max(len(series), 1)
-    width = 0.8 / n
-    for i, (name, ests) in enumerate(series.items()):
-        xs, ys, errs = [], [], [[], []]
-        for g, e in enumerate(ests):
-            if e is None or e.value is None or e.value <= 0:
-                continue
-            xs.append(g - 0.4 + width * (i + 0.5))
-            ys.append(e.value)
-            below, above = _errbar(e)
-            errs[0].append(below)
-            errs[1].append(above)
-        ax.errorbar(xs, ys, yerr=errs, fmt="o", ms=4, capsize=3,
-                    label=name, color="C%d" % i)
-    ax.set_yscale("log")
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel(panel["ylabel"])
-    ax.set_title(panel["title"], fontsize=10)
-    ax.grid(axis="y", which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-
-
-def _normalised(r):
-    """Ratio R (a dict: estimate, op, value) against its target, so that
-    right of 1 is ahead for both >= and <= targets; None for ==."""
-    e, op, t = r["estimate"], r["op"], r["value"]
-    if op not in SIGN or e.value is None or e.value <= 0 or t <= 0:
+def _dots(ax, x, ests, **style):
+    """Estimates ESTS at positions X as dots with interval bars; those
+    without a positive figure are left out (log scale)."""
+    pts = [(xi, e) for xi, e in zip(x, ests)
+           if e is not None and e.value is not None and e.value > 0]
+    if not pts:
         return None
-    lo = e.lo if e.has_interval else e.value
-    hi = e.hi if e.has_interval else e.value
-    if op == ">=":
-        return e.value / t, lo / t, hi / t
-    return t / e.value, t / hi if hi > 0 else math.inf, \
-        t / lo if lo > 0 else math.inf
+    below, above = zip(*(_bar(e) for _, e in pts))
+    return ax.errorbar([p[0] for p in pts], [e.value for _, e in pts],
+                       yerr=[below, above], fmt="o", ms=4, capsize=3,
+                       **style)
 
 
-def _ratios_panel(ax, ratios):
-    """One line per ratio: its median and interval divided by its target
-    (inverted for <= targets), coloured by the verdict."""
-    rows = [(r, _normalised(r)) for r in ratios]
-    rows = [(r, n) for r, n in rows if n]
-    for y, (r, (v, lo, hi)) in enumerate(reversed(rows)):
-        c = COLOURS[r["verdict"]]
-        ax.plot([lo, min(hi, 1e3)], [y, y], color=c, lw=2)
-        ax.plot([v], [y], "o", color=c, ms=5)
-        e = r["estimate"]
-        ax.annotate("%s  %s%g  %s" % (_fmt(e), SIGN[r["op"]], r["value"],
-                                      r["verdict"]),
-                    (1, y), xycoords=("axes fraction", "data"),
-                    xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=7, color=c)
-    ax.axvline(1.0, color="black", lw=1)
-    ax.set_xscale("log")
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([r["label"] for r, _ in reversed(rows)], fontsize=7)
-    ax.set_ylim(-0.7, len(rows) - 0.3)
-    ax.set_xlabel("ratio ÷ target (right of the line: ahead; "
-                  "for ≤ targets, target ÷ ratio)")
-    ax.set_title("Ratios against their targets: median and 95% interval; "
-                 "green ahead, red behind, grey can't tell", fontsize=10)
-    ax.grid(axis="x", which="both", alpha=0.3)
+def _extent(ests, extra=()):
+    """The smallest and largest positive value among ESTS' intervals and
+    EXTRA (targets)."""
+    vals = list(extra)
+    for e in ests:
+        if e is not None and e.value is not None:
+            vals += [v for v in (e.value, e.lo, e.hi) if v is not None]
+    vals = [v for v in vals if v > 0]
+    return (min(vals), max(vals)) if vals else None
 
 
-def _fmt(e):
-    if not e.has_interval:
-        return "%.3g" % e.value
-    return "%.3g [%.3g, %.3g]" % (e.value, e.lo, e.hi)
+def _log_axis(ax, extent):
+    """A log y axis a quarter beyond EXTENT either way, labelled in plain
+    numbers; the minor ticks too when at most one power of ten is on it."""
+    ax.set_yscale("log")
+    if extent:
+        ax.set_ylim(extent[0] / 1.25, extent[1] * 1.25)
+    plain = ticker.FuncFormatter(lambda v, _: "%.3g" % v)
+    ax.yaxis.set_major_formatter(plain)
+    lo, hi = ax.get_ylim()
+    decades = math.floor(math.log10(hi)) - math.ceil(math.log10(lo)) + 1
+    ax.yaxis.set_minor_formatter(plain if decades <= 1
+                                 else ticker.NullFormatter())
+    ax.tick_params(axis="y", which="both", labelsize=7)
 
 
-def write(path, title, panels, ratios):
+def _axes_common(ax, groups, title, ylabel):
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, rotation=35, ha="right", fontsize=7)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.grid(axis="y", which="both", alpha=0.3)
+
+
+def _figures(ax, panel):
+    """One group per cell, one colour per configuration, side by side."""
+    series = panel["series"]
+    width = 0.8 / max(len(series), 1)
+    for i, (name, ests) in enumerate(series.items()):
+        x = [g - 0.4 + width * (i + 0.5) for g in range(len(ests))]
+        _dots(ax, x, ests, color="C%d" % i, label=name)
+    _log_axis(ax, _extent([e for ests in series.values() for e in ests]))
+    _axes_common(ax, panel["groups"], panel["title"], panel["ylabel"])
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+
+
+def _ratio(ax, strip):
+    """STRIP: {'title', 'groups', 'points': [{'estimate', 'op', 'value',
+    'verdict'} or None per group]}.  The target of each cell is a black
+    bar; the ratio's dot and interval are coloured by the verdict."""
+    for g, p in enumerate(strip["points"]):
+        if p is None:
+            continue
+        _dots(ax, [g], [p["estimate"]], color=COLOURS[p["verdict"]])
+        ax.plot([g], [p["value"]], "_", color="black", ms=16, mew=2)
+    pts = [p for p in strip["points"] if p]
+    _log_axis(ax, _extent([p["estimate"] for p in pts],
+                          [p["value"] for p in pts]))
+    _axes_common(ax, strip["groups"], strip["title"], "ratio (log)")
+
+
+def _grid(n, cols):
+    return math.ceil(n / cols) if n else 0
+
+
+def write(path, title, panels, strips):
     """PANELS: [{'title', 'ylabel', 'groups': [label], 'series':
-    {configuration: [Estimate or None per group]}}], two a row; RATIOS:
-    [{'label', 'estimate', 'op', 'value', 'verdict'}] below them."""
-    nrat = sum(1 for r in ratios if _normalised(r))
-    cols = min(len(panels), 2)
-    rows = math.ceil(len(panels) / cols)
-    heights = [4.5] * rows + ([1.2 + 0.2 * nrat] if nrat else [])
-    fig = plt.figure(figsize=(11 if cols > 1 else 8, sum(heights)))
-    grid = fig.add_gridspec(len(heights), cols, height_ratios=heights)
+    {configuration: [Estimate or None per group]}}]; STRIPS: the ratios
+    with targets, as _ratio wants them.  Two of either a row."""
+    cols = 2 if len(panels) + len(strips) > 1 else 1
+    rows = _grid(len(panels), cols) + _grid(len(strips), cols)
+    fig = plt.figure(figsize=(7.5 * cols, 3.6 * rows + 0.6),
+                     layout="constrained")
+    grid = fig.add_gridspec(rows, cols)
     for i, panel in enumerate(panels):
-        _figures_panel(fig.add_subplot(grid[i // cols, i % cols]), panel)
-    if nrat:
-        _ratios_panel(fig.add_subplot(grid[rows, :]), ratios)
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+        _figures(fig.add_subplot(grid[i // cols, i % cols]), panel)
+    first = _grid(len(panels), cols)
+    for i, strip in enumerate(strips):
+        _ratio(fig.add_subplot(grid[first + i // cols, i % cols]), strip)
+    fig.suptitle(title + "\nratios: green ahead of the target (black bar), "
+                 "red behind, grey can't tell; bars: 95% intervals",
+                 fontsize=10)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def strips(results, cells, cell_label):
+    """The targeted ratios of report.evaluate's RESULTS, one strip per
+    name, every one of CELLS on it."""
+    names = []
+    for x in results:
+        if x["verdict"] and x["row"].den and x["row"].name not in names:
+            names.append(x["row"].name)
+    out = []
+    for name in names:
+        xs = [x for x in results if x["row"].name == name and x["verdict"]]
+        targets = sorted({"%s %g" % (SIGN[x["row"].op], x["row"].value)
+                          for x in xs})
+        have = [c for c in cells if any(x["cell"] == c for x in xs)]
+        points = []
+        for c in have:
+            x = next(x for x in xs if x["cell"] == c)
+            points.append({"estimate": x["estimate"], "op": x["row"].op,
+                           "value": x["row"].value, "verdict": x["verdict"]})
+        out.append({"title": "%s (target %s)" % (name, ", ".join(targets)),
+                    "groups": [cell_label(c) for c in have],
+                    "points": points})
+    return out
