@@ -8,7 +8,7 @@ import json
 import unittest
 
 from gpinbench import e2e, e2e_host, guest
-from gpinbench.workload import Workload, cross
+from gpinbench.workload import Workload, parse_list
 
 from test_parse import FIO
 
@@ -43,7 +43,8 @@ def counters(requests):
 
 class Script(unittest.TestCase):
     def test_the_largest_matrix_fits_the_command_line(self):
-        w = cross(["randread", "randwrite"], ["4k", "64k", "256k"], [1, 32])
+        w = parse_list("randread,randwrite:4k,64k,256k:1,32")
+        self.assertEqual(len(w), 12)
         line = guest.cmdline_with_script(e2e_host.guest_script(4, 10, w))
         self.assertLess(len(line), guest.CMDLINE_MAX)
         self.assertIn("gpin.sh=", line)
@@ -63,10 +64,28 @@ class Script(unittest.TestCase):
         a = e2e.parse_args([])
         self.assertEqual(a.rounds, 5)
         self.assertEqual(a.configs, list(e2e_host.CONFIGS))
+        # the full run fits in 60-90 minutes on a quiet machine
+        self.assertLess(e2e.minutes(a), 90)
         q = e2e.parse_args(["--quick", "--rounds", "2"])
         self.assertEqual(q.rounds, 2)
         self.assertEqual(q.workloads, [Workload("randread", "4k", 32)])
         self.assertNotIn("direct", q.configs)
+
+
+class Jobs(unittest.TestCase):
+    def test_lists_and_combinations(self):
+        w = parse_list("randread,randwrite:4k:1,32 randread:256k:32")
+        self.assertEqual([x.key for x in w],
+                         ["randread:4k:1", "randread:4k:32", "randwrite:4k:1",
+                          "randwrite:4k:32", "randread:256k:32"])
+        self.assertEqual(parse_list("randread:4k:1 randread:4k:1"),
+                         [Workload("randread", "4k", 1)])
+
+    def test_bad_lists(self):
+        for bad in ("", "randread:4k", "read:4k:1", "randread:8k:1",
+                    "randread:4k:0", "randread:4k:x"):
+            with self.assertRaises(ValueError, msg=bad):
+                parse_list(bad)
 
 
 class OneBoot(unittest.TestCase):

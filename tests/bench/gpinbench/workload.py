@@ -36,7 +36,28 @@ class Workload:
         return cls(r["rw"], r["bs"], r["qd"])
 
 
-def cross(rws, sizes, depths):
-    """Every combination, block size outermost, then direction, depth."""
-    return [Workload(rw, bs, qd)
-            for bs, rw, qd in itertools.product(sizes, rws, depths)]
+def parse_list(text):
+    """Workloads from TEXT: space-separated RW:BS:QD items, each field a
+    comma-separated list whose combinations all count ("randread,randwrite:
+    4k:1,32" is four).  A ValueError says what is wrong."""
+    out = []
+    for item in text.split():
+        fields = item.split(":")
+        if len(fields) != 3:
+            raise ValueError("%s: not RW:BS:QD" % item)
+        rws, sizes, depths = (f.split(",") for f in fields)
+        for rw, bs, qd in itertools.product(rws, sizes, depths):
+            if rw not in RWS:
+                raise ValueError("%s: RW is one of %s" % (item,
+                                                          ",".join(RWS)))
+            if bs not in SIZES:
+                raise ValueError("%s: BS is one of %s" % (item,
+                                                          ",".join(SIZES)))
+            if not qd.isdigit() or int(qd) < 1:
+                raise ValueError("%s: QD is a depth, 1 or more" % item)
+            w = Workload(rw, bs, int(qd))
+            if w not in out:
+                out.append(w)
+    if not out:
+        raise ValueError("no workload")
+    return out
