@@ -4,6 +4,7 @@ grows, stopped when it stops making progress, and booted again as the
 death policy allows (tests/lib/gpintest/deaths.py)."""
 
 import base64
+import re
 import signal
 import subprocess
 import time
@@ -12,6 +13,10 @@ from gpintest import deaths
 
 POLL_S = 0.1
 EX_TIMEOUT = deaths.EX_TIMEOUT
+EX_STALLED = deaths.EX_STALLED
+# A guest kernel that reports these will not recover under TCG: stop it
+# rather than wait out the limit (as tests/rig/guest-test-lib.sh does)
+STALL = re.compile(r"rcu: INFO: rcu_.* detected stalls|soft lockup - CPU")
 
 # The guest's kernel command line: its script travels base64 in gpin.sh=
 # (guest-images/init).  quiet and loglevel=1: no kernel message (RCU
@@ -122,18 +127,23 @@ class Running:
 
 def watch(running, on_text, first_limit, quiet_limit):
     """Feeds RUNNING's new output to ON_TEXT (which returns True when the
-    guest made progress: a marker) until it exits; stops it when the first
-    progress takes longer than FIRST_LIMIT seconds or a later one longer
-    than QUIET_LIMIT.  Returns its status (EX_TIMEOUT when stopped)."""
-    last, limit, stopped = time.monotonic(), first_limit, False
+    guest made progress: a marker) until it exits.  Stops it when its
+    kernel reports a stall (status EX_STALLED), or when the first progress
+    takes longer than FIRST_LIMIT seconds or a later one longer than
+    QUIET_LIMIT (EX_TIMEOUT).  Returns its status."""
+    last, limit, stopped = time.monotonic(), first_limit, None
     while running.proc.poll() is None:
-        if on_text(running.new_text()):
+        text = running.new_text()
+        if on_text(text):
             last, limit = time.monotonic(), quiet_limit
+        if STALL.search(text):
+            stopped = EX_STALLED
         elif time.monotonic() - last > limit:
+            stopped = EX_TIMEOUT
+        if stopped:
             running.stop()
-            stopped = True
             break
         time.sleep(POLL_S)
     rc, rest = running.finish()
     on_text(rest)
-    return EX_TIMEOUT if stopped else rc
+    return stopped or rc
