@@ -150,10 +150,16 @@ def significance_summary(results):
 def runs_lines(records, ledger):
     boots = [r for r in records if r.get("kind") == "boot"]
     hosts = [r for r in records if r.get("kind") == "host"]
+    secs = sorted(r["seconds"] for r in boots
+                  if r.get("seconds") and r["config"] != "direct")
     lines = ["%d guest boots (or direct runs), %d test-host start(s) of the "
              "benchmark (a second one follows a test-host death: the rig ran "
              "it again and it kept the finished rounds)."
              % (len(boots), len(hosts))]
+    if secs:
+        lines[0] += ("  A guest's boot with its jobs took %.0f s (median; "
+                     "%.0f-%.0f)." % (secs[len(secs) // 2], secs[0],
+                                      secs[-1]))
     dead = [r for r in boots if r.get("death")]
     if dead:
         lines.append("Guests that died (TCG, docs/RIG.md) and what was done "

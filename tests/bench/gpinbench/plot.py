@@ -50,13 +50,21 @@ def _extent(ests, extra=()):
     return (min(vals), max(vals)) if vals else None
 
 
+def _plain(v):
+    """A tick label: 2M, 300k, 40, 0.9."""
+    for scale, unit in ((1e6, "M"), (1e3, "k")):
+        if v >= scale:
+            return "%g%s" % (float("%.3g" % (v / scale)), unit)
+    return "%g" % float("%.3g" % v)
+
+
 def _log_axis(ax, extent):
     """A log y axis a quarter beyond EXTENT either way, labelled in plain
     numbers; the minor ticks too when at most one power of ten is on it."""
     ax.set_yscale("log")
     if extent:
         ax.set_ylim(extent[0] / 1.25, extent[1] * 1.25)
-    plain = ticker.FuncFormatter(lambda v, _: "%.3g" % v)
+    plain = ticker.FuncFormatter(lambda v, _: _plain(v))
     ax.yaxis.set_major_formatter(plain)
     lo, hi = ax.get_ylim()
     decades = math.floor(math.log10(hi)) - math.ceil(math.log10(lo)) + 1
@@ -108,8 +116,9 @@ def _grid(n, cols):
 def write(path, title, panels, strips):
     """PANELS: [{'title', 'ylabel', 'groups': [label], 'series':
     {configuration: [Estimate or None per group]}}]; STRIPS: the ratios
-    with targets, as _ratio wants them.  Two of either a row."""
-    cols = 2 if len(panels) + len(strips) > 1 else 1
+    with targets, as _ratio wants them.  Two a row where there are more
+    than one of either."""
+    cols = 2 if max(len(panels), len(strips)) > 1 else 1
     rows = _grid(len(panels), cols) + _grid(len(strips), cols)
     fig = plt.figure(figsize=(7.5 * cols, 3.6 * rows + 0.6),
                      layout="constrained")
@@ -127,24 +136,35 @@ def write(path, title, panels, strips):
 
 
 def strips(results, cells, cell_label):
-    """The targeted ratios of report.evaluate's RESULTS, one strip per
-    name, every one of CELLS on it."""
+    """The targeted ratios of report.evaluate's RESULTS: one strip per
+    ratio across CELLS, or, when they are all in one cell (a --quick run),
+    one strip across the ratios."""
+    xs = [x for x in results if x["verdict"] and x["row"].den]
+    have = [c for c in cells if any(x["cell"] == c for x in xs)]
+    if len(have) == 1:
+        return [{"title": "Ratios against their targets, %s"
+                 % cell_label(have[0]),
+                 "groups": ["%s %s %g" % (x["row"].name, SIGN[x["row"].op],
+                                          x["row"].value) for x in xs],
+                 "points": [_point(x) for x in xs]}]
     names = []
-    for x in results:
-        if x["verdict"] and x["row"].den and x["row"].name not in names:
+    for x in xs:
+        if x["row"].name not in names:
             names.append(x["row"].name)
     out = []
     for name in names:
-        xs = [x for x in results if x["row"].name == name and x["verdict"]]
+        mine = [x for x in xs if x["row"].name == name]
         targets = sorted({"%s %g" % (SIGN[x["row"].op], x["row"].value)
-                          for x in xs})
-        have = [c for c in cells if any(x["cell"] == c for x in xs)]
-        points = []
-        for c in have:
-            x = next(x for x in xs if x["cell"] == c)
-            points.append({"estimate": x["estimate"], "op": x["row"].op,
-                           "value": x["row"].value, "verdict": x["verdict"]})
+                          for x in mine})
+        on = [c for c in have if any(x["cell"] == c for x in mine)]
         out.append({"title": "%s (target %s)" % (name, ", ".join(targets)),
-                    "groups": [cell_label(c) for c in have],
-                    "points": points})
+                    "groups": [cell_label(c) for c in on],
+                    "points": [_point(next(x for x in mine
+                                           if x["cell"] == c))
+                               for c in on]})
     return out
+
+
+def _point(x):
+    return {"estimate": x["estimate"], "op": x["row"].op,
+            "value": x["row"].value, "verdict": x["verdict"]}

@@ -2,11 +2,7 @@
 """From raw records to estimates, verdicts and Markdown: shared by the
 benchmarks."""
 
-import datetime
-import subprocess
-
 from . import stats, targets
-from .rig import TOP
 
 VERDICT_MD = {stats.AHEAD: "**ahead**", stats.BEHIND: "**behind**",
               stats.CANT_TELL: "can't tell"}
@@ -121,8 +117,8 @@ def results_json(results):
 def method_text(rounds):
     return ("Each figure is the median of the rounds (%d asked for) with "
             "its %d%% percentile-bootstrap interval (%d resamples, seed %d; "
-            "tests/bench/gpinbench/stats.py); with 5 rounds the interval is "
-            "the range of the rounds.  The configurations run in an order "
+            "tests/bench/gpinbench/stats.py); with 5 rounds or fewer the "
+            "interval is the range of the rounds.  The configurations run in an order "
             "that rotates every round (A B C, B C A, C A B, ...).  Ratios "
             "are paired by round (the median and interval of each round's "
             "ratio) where at least %d rounds have both sides, else unpaired."
@@ -133,17 +129,3 @@ def method_text(rounds):
             "or 0 (a difference, where a count can be 0)."
             % (rounds, round(stats.LEVEL * 100), stats.RESAMPLES,
                stats.SEED, stats.MIN_PAIRS))
-
-
-def commit():
-    try:
-        return subprocess.run(["git", "-C", TOP, "rev-parse", "--short",
-                               "HEAD"], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def today():
-    return datetime.date.today().isoformat()

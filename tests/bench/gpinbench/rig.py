@@ -3,6 +3,7 @@
 rig's test host (tests/rig/rig, docs/RIG.md), which runs the benchmark's
 own entry again inside with --inside PLAN."""
 
+import datetime
 import json
 import os
 import shlex
@@ -111,8 +112,20 @@ def run(entry, plan, out, kver, cpus, timeout, insmod=None, append=""):
     return subprocess.run(cmd).returncode
 
 
+def commit():
+    try:
+        return subprocess.run(["git", "-C", TOP, "rev-parse", "--short",
+                               "HEAD"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def save_meta(work, meta):
-    """What the report says about the run, kept for --report-from."""
+    """What the report says about the run, with the commit that ran and
+    the date; kept for --report-from."""
+    meta.update(commit=commit(), date=datetime.date.today().isoformat())
     with open(os.path.join(work, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
 

@@ -8,11 +8,11 @@ those medians.  The generator is seeded with SEED for every estimate, so a
 report made twice from the same results is the same report, whatever order
 the estimates are made in.
 
-With R rounds the median of a resample can only be one of the R values, so
-the interval runs between two of the rounds' own values; with 5 rounds it
-is the range of the rounds (the chance that a resample's median is the
-smallest value is 5.8%, more than 2.5%).  That is what 5 rounds can say.
-One round gives a figure and no interval.
+With R rounds the median of a resample can only be one of the R values (or
+the mean of two), so the interval runs between the rounds' own values; with
+5 rounds or fewer it is their range (with 5, the chance that a resample's
+median is the smallest value is 5.8%, more than 2.5%).  That is what 5
+rounds can say.  One round gives a figure and no interval.
 
 A ratio between two configurations is estimated *paired* when at least
 MIN_PAIRS rounds have both: the ratio of each round's two figures, then
