@@ -88,6 +88,32 @@ class Jobs(unittest.TestCase):
                 parse_list(bad)
 
 
+class Todo(unittest.TestCase):
+    PLAN = {"configs": ["fast", "locked", "qemu"], "rounds": 2,
+            "workloads": ["randread:4k:1", "randread:4k:32"]}
+
+    def test_rounds_rotate_configs_and_workloads(self):
+        t = e2e_host.todo(self.PLAN, [])
+        self.assertEqual([(r, p, c) for r, p, c, _ in t],
+                         [(1, 1, "fast"), (1, 2, "locked"), (1, 3, "qemu"),
+                          (2, 1, "locked"), (2, 2, "qemu"), (2, 3, "fast")])
+        self.assertEqual([w.qd for w in t[0][3]], [1, 32])
+        self.assertEqual([w.qd for w in t[3][3]], [32, 1])
+
+    def test_after_a_test_host_death_only_what_is_left(self):
+        def job(rnd, config, qd):
+            return {"round": rnd, "config": config, "rw": "randread",
+                    "bs": "4k", "qd": qd}
+        # round 1 finished; round 2's locked had done its first job
+        jobs = [job(1, c, q) for c in ("fast", "locked", "qemu")
+                for q in (1, 32)] + [job(2, "locked", 32)]
+        left = [(r, c, [w.qd for w in ws])
+                for r, _, c, ws in e2e_host.todo(self.PLAN, jobs)]
+        self.assertEqual(left, [(1, "fast", []), (1, "locked", []),
+                                (1, "qemu", []), (2, "locked", [1]),
+                                (2, "qemu", [32, 1]), (2, "fast", [32, 1])])
+
+
 class OneBoot(unittest.TestCase):
     def setUp(self):
         # the progress lines the test host prints

@@ -326,6 +326,22 @@ def setup_backing():
                     "status=none"], check=True)
 
 
+def todo(plan, jobs):
+    """[(round, position, config, workloads left)] in run order: the
+    configurations rotate every round, and so do the workloads within a
+    boot; what JOBS (the records so far) hold is not run again."""
+    done = {(r["round"], r["config"], r["rw"], r["bs"], r["qd"])
+            for r in jobs}
+    workloads = [Workload.from_key(k) for k in plan["workloads"]]
+    out = []
+    for rnd, config in schedule.plan(plan["configs"], plan["rounds"]):
+        position = schedule.rotation(plan["configs"], rnd).index(config) + 1
+        left = [w for w in schedule.rotation(workloads, rnd)
+                if (rnd, config, w.rw, w.bs, w.qd) not in done]
+        out.append((rnd, position, config, left))
+    return out
+
+
 def inside(plan):
     out = os.environ["RIG_OUT"]
     store = Store(os.path.join(out, "e2e.jsonl"))
@@ -345,17 +361,10 @@ def inside(plan):
           % (os.uname().release, os.cpu_count(), plan["cpus"], GUEST_MEM,
              NULLB, NULLB_GB, "loaded" if os.path.exists("/dev/gpin")
              else "ABSENT", plan["transport"]), flush=True)
-    workloads = [Workload.from_key(k) for k in plan["workloads"]]
-    done = store.done(lambda r: (r["round"], r["config"], r["rw"], r["bs"],
-                                 r["qd"]), kind="job")
     ledger = deaths.Ledger(deaths.default_ledger())
-    configs = plan["configs"]
-    for rnd, config in schedule.plan(configs, plan["rounds"]):
-        position = schedule.rotation(configs, rnd).index(config) + 1
-        left = [w for w in schedule.rotation(workloads, rnd)
-                if (rnd, config, w.rw, w.bs, w.qd) not in done]
+    for rnd, position, config, left in todo(plan, store.records("job")):
         head = "[round %d/%d, %d/%d] %s, %d vCPUs" % (
-            rnd, plan["rounds"], position, len(configs), config,
+            rnd, plan["rounds"], position, len(plan["configs"]), config,
             plan["cpus"])
         if not left:
             print(head + ": done before the test host crashed", flush=True)
