@@ -145,6 +145,9 @@ class Format(unittest.TestCase):
         self.assertEqual(report.est_md(stats.Estimate(0.0512, n=1)),
                          "0.0512 (1 round)")
         self.assertEqual(report.est_md(stats.Estimate(None)), "-")
+        self.assertEqual(report.est_md(stats.Estimate(1164128, 907356,
+                                                      1420899, 5)),
+                         "1.16M [0.907M, 1.42M]")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ Exit: 0 done, 77 skipped (reason printed), else failed.
 
 import argparse
 import os
+import shlex
 import sys
 import time
 
@@ -135,6 +136,7 @@ def inside(plan):
 # -- on the CI host --------------------------------------------------------
 
 def run_all(args, work, meta):
+    """The rounds in one test host; whether it finished."""
     rig.require_host()
     vmm = rig.build_tool(args.build, "vmm/gpin-vmm")
     img = rig.guest_image(args.kernel)
@@ -148,18 +150,19 @@ def run_all(args, work, meta):
     if rc:
         print("boot-time: the test host failed (status %d); its finished "
               "rounds count" % rc, flush=True)
+    return rc == 0
 
 
 def outside(argv):
     args = parse_args(argv)
-    cmd = " ".join(["tests/bench/boot-time"] + argv)
+    cmd = shlex.join(["tests/bench/boot-time"] + argv)
     if args.report_from:
         work = os.path.realpath(args.report_from)
-        meta = rig.load_meta(work, cmd)
+        meta, ok = rig.load_meta(work, cmd), True
     else:
         work = rig.workdir("boot-time")
         meta = {"command": cmd, "rounds": args.rounds, "cpus": args.cpus}
-        run_all(args, work, meta)
+        ok = run_all(args, work, meta)
     records, ledger = rig.load_results(work, "boot-time.jsonl")
     if not any(r.get("init_s") for r in records):
         print("boot-time: no results (logs: %s)" % work)
@@ -171,7 +174,7 @@ def outside(argv):
     print(text)
     print("wrote %s/boot-time.{md,json,jsonl,png} (logs: %s)"
           % (args.out, work))
-    return 0
+    return 0 if ok else 1
 
 
 def main(argv=None):

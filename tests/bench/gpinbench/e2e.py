@@ -28,6 +28,7 @@ Exit: 0 done, 77 skipped (reason printed), else failed.
 
 import argparse
 import os
+import shlex
 import sys
 
 from . import e2e_host, rig
@@ -144,7 +145,8 @@ def rig_timeout(args):
 
 
 def run_all(args, work, meta):
-    """The runs, one test host per vCPU count."""
+    """The runs, one test host per vCPU count; whether every test host
+    finished (the report shows what the others did)."""
     rig.require_host(args.perf)
     vmm = rig.build_tool(args.build, "vmm/gpin-vmm")
     stat = rig.build_tool(args.build, "pin/gpin-stat")
@@ -158,6 +160,7 @@ def run_all(args, work, meta):
           % (args.rounds, len(args.configs), len(args.workloads),
              args.runtime, " ".join(map(str, args.cpus)), img["KVER"],
              args.transport, minutes(args), work), flush=True)
+    ok = True
     for cpus in args.cpus:
         print("=== test host with %d CPUs, guest with %d vCPUs" % (cpus, cpus),
               flush=True)
@@ -173,20 +176,22 @@ def run_all(args, work, meta):
         if rc:
             print("e2e: the test host with %d CPUs failed (status %d); its "
                   "finished rounds count" % (cpus, rc), flush=True)
+            ok = False
+    return ok
 
 
 def outside(argv):
     args = parse_args(argv)
-    command = " ".join(["tests/bench/e2e"] + argv)
+    command = shlex.join(["tests/bench/e2e"] + argv)
     if args.report_from:
         work = os.path.realpath(args.report_from)
-        meta = rig.load_meta(work, command)
+        meta, ok = rig.load_meta(work, command), True
     else:
         work = rig.workdir("e2e")
         meta = {"command": command, "transport": args.transport,
                 "paging": paging(args.rig_append), "rounds": args.rounds,
                 "runtime": args.runtime}
-        run_all(args, work, meta)
+        ok = run_all(args, work, meta)
     records, ledger = rig.load_results(work, "e2e.jsonl")
     if not any(r.get("kind") == "job" for r in records):
         print("e2e: no results (logs: %s)" % work)
@@ -198,7 +203,7 @@ def outside(argv):
     print()
     print(text)
     print("wrote %s/e2e.{md,json,jsonl,png} (logs: %s)" % (args.out, work))
-    return 0
+    return 0 if ok else 1
 
 
 ENTRY = os.path.join(rig.TOP, "tests", "bench", "e2e")

@@ -20,6 +20,7 @@ Exit: 0 done, 77 skipped (reason printed), else failed.
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -30,8 +31,11 @@ from .store import Store
 ENTRY = os.path.join(rig.TOP, "tests", "bench", "pin-bench")
 MODES = ("fast", "locked", "kernel")
 # gpin-bench's cells: 2 backings x 4 batches and 4 thread counts x 2 writer
-# settings, each mode --duration seconds, and its set-up
+# settings
 CELLS = 16
+# The rig's limit: per cell and mode its duration and seconds of set-up (a
+# pre-faulted 16 MiB buffer, threads) under TCG, and the round's start
+CELL_SLACK = 2
 ROUND_SLACK = 120
 
 
@@ -144,13 +148,17 @@ def inside(plan):
 # -- on the CI host --------------------------------------------------------
 
 def run_all(args, work, meta):
+    """The rounds, one test host per CPU count; whether every test host
+    finished (the report shows what the others did)."""
     rig.require_host()
     bench = rig.build_tool(args.build, "pin/gpin-bench")
     kver = rig.kernel_release(args.kernel)
     ko = rig.gpin_ko(kver)
     meta["kernel"] = kver
     rig.save_meta(work, meta)
-    per_round = len(args.modes) * CELLS * args.duration * 1.5 + ROUND_SLACK
+    per_round = (len(args.modes) * CELLS * (args.duration + CELL_SLACK) +
+                 ROUND_SLACK)
+    ok = True
     for cpus in args.cpus:
         print("=== gpin-bench pin, %s, %d CPUs, %d rounds"
               % (kver, cpus, args.rounds), flush=True)
@@ -163,20 +171,22 @@ def run_all(args, work, meta):
         if rc:
             print("pin-bench: the test host with %d CPUs failed (status %d);"
                   " its finished rounds count" % (cpus, rc), flush=True)
+            ok = False
+    return ok
 
 
 def outside(argv):
     args = parse_args(argv)
-    command = " ".join(["tests/bench/pin-bench"] + argv)
+    command = shlex.join(["tests/bench/pin-bench"] + argv)
     if args.report_from:
         work = os.path.realpath(args.report_from)
-        meta = rig.load_meta(work, command)
+        meta, ok = rig.load_meta(work, command), True
     else:
         work = rig.workdir("pin-bench")
         meta = {"command": command, "rounds": args.rounds,
                 "duration": args.duration,
                 "bench_args": " ".join(args.bench_args)}
-        run_all(args, work, meta)
+        ok = run_all(args, work, meta)
     records, ledger = rig.load_results(work, "pin-bench.jsonl")
     if not any(r.get("kind") == "cell" for r in records):
         print("pin-bench: no results (logs: %s)" % work)
@@ -188,7 +198,7 @@ def outside(argv):
     print(text)
     print("wrote %s/pin-bench.{md,json,jsonl,png} (logs: %s)"
           % (args.out, work))
-    return 0
+    return 0 if ok else 1
 
 
 def main(argv=None):

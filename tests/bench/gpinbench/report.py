@@ -67,13 +67,19 @@ def num(x):
     return "%.3g" % x
 
 
+def mega(x):
+    """Millions (pages/s), the interval's ends alike: 0.907M."""
+    return "%.3gM" % (x / 1e6)
+
+
 def est_md(e):
     """'median [lo, hi]', 'median (1 round)' or '-'."""
     if e is None or e.value is None:
         return "-"
+    fmt = mega if abs(e.value) >= 1e6 else num
     if not e.has_interval:
-        return "%s (%d round)" % (num(e.value), e.n)
-    return "%s [%s, %s]" % (num(e.value), num(e.lo), num(e.hi))
+        return "%s (%d round)" % (fmt(e.value), e.n)
+    return "%s [%s, %s]" % (fmt(e.value), fmt(e.lo), fmt(e.hi))
 
 
 def table(header, rows):
