@@ -146,7 +146,8 @@ class Format(unittest.TestCase):
                          "0.0512 (1 round)")
         self.assertEqual(report.est_md(stats.Estimate(None)), "-")
         self.assertEqual(report.est_md(stats.Estimate(1164128, 907356,
-                                                      1420899, 5)),
+                                                      1420899, 5),
+                                       report.mega),
                          "1.16M [0.907M, 1.42M]")
 
 

@@ -61,9 +61,9 @@ def modes_of(records):
     return [m for m in MODES if m in have]
 
 
-def figure_table(cells_, records, modes, metric):
+def figure_table(cells_, records, modes, metric, fmt=report.num):
     rows = [[cell_label(c)] + [
-        report.est_md(report.estimate(records, m, c, METRICS[metric]))
+        report.est_md(report.estimate(records, m, c, METRICS[metric]), fmt)
         for m in modes] for c in cells_]
     return report.table(["cell"] + modes, rows)
 
@@ -148,7 +148,8 @@ def write(out, records, ledger, meta):
         md += figure_table(single, cellrecs, modes, "ns_per_page")
     if threads:
         md += ["", "## Threads of one process: pages per second", ""]
-        md += figure_table(threads, cellrecs, modes, "pages_per_s")
+        md += figure_table(threads, cellrecs, modes, "pages_per_s",
+                           report.mega)
     md += ["", "## Counts", "",
            "gpin.ko's counters for the cell's mode, reset before each cell "
            "(gpin-bench); the IRQ-off time is the longest window of the "

@@ -72,11 +72,10 @@ def mega(x):
     return "%.3gM" % (x / 1e6)
 
 
-def est_md(e):
-    """'median [lo, hi]', 'median (1 round)' or '-'."""
+def est_md(e, fmt=num):
+    """'median [lo, hi]', 'median (1 round)' or '-', numbers by FMT."""
     if e is None or e.value is None:
         return "-"
-    fmt = mega if abs(e.value) >= 1e6 else num
     if not e.has_interval:
         return "%s (%d round)" % (fmt(e.value), e.n)
     return "%s [%s, %s]" % (fmt(e.value), fmt(e.lo), fmt(e.hi))
