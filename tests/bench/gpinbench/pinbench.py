@@ -10,8 +10,8 @@ that rotates every round.  The report gives each cell's median with its
 95% bootstrap interval, fast ÷ kernel and fast ÷ locked paired by round,
 and each target (tests/bench/gpinbench/targets.py) as ahead, behind or
 can't tell.  Writes OUT/pin-bench.md, .json, .png and .jsonl (every cell
-of every round).  Options after -- go to gpin-bench (not --modes or
---json: the benchmark sets those).  TCG figures are not absolute:
+of every round).  Options after -- go to gpin-bench (not --modes,
+--duration or --json: the benchmark sets those).  TCG figures are not absolute:
 compare within one run.
 
 Exit: 0 done, 77 skipped (reason printed), else failed.
@@ -72,8 +72,10 @@ def parse_args(argv):
         own, passthrough = argv[:i], argv[i + 1:]
     args = p.parse_args(own)
     args.bench_args = passthrough
-    if any(a.split("=")[0] in ("--modes", "--json") for a in passthrough):
-        p.error("--modes and --json are the benchmark's; use its --modes")
+    if any(a.split("=")[0] in ("--modes", "--duration", "--json")
+           for a in passthrough):
+        p.error("give --modes and --duration before -- (pin-bench's own), "
+                "and no --json (pin-bench sets it)")
     args.modes = args.modes.split(",")
     if any(m not in MODES for m in args.modes):
         p.error("--modes: of %s" % ",".join(MODES))
