@@ -40,6 +40,13 @@ class Median(unittest.TestCase):
         self.assertEqual(e.value, 5)
         self.assertFalse(e.has_interval)
 
+    def test_two_rounds_have_no_interval(self):
+        # their range holds the true median only half the time
+        e = stats.median([5, 7])
+        self.assertEqual((e.value, e.n), (6, 2))
+        self.assertFalse(e.has_interval)
+        self.assertEqual(stats.median([5, 7, 6]).lo, 5)
+
     def test_no_rounds_no_figure(self):
         e = stats.median([])
         self.assertIsNone(e.value)
@@ -58,14 +65,15 @@ class Ratio(unittest.TestCase):
         self.assertTrue(e.significant())
 
     def test_unpaired_when_rounds_do_not_meet(self):
-        e = stats.ratio({1: 10, 2: 12}, {3: 5, 4: 6})
+        e = stats.ratio({1: 10, 2: 12, 3: 11}, {4: 5, 5: 6, 6: 5.5})
         self.assertEqual(e.pairing, "unpaired")
         self.assertAlmostEqual(e.value, 11 / 5.5)
+        self.assertTrue(e.has_interval)
         self.assertLessEqual(e.lo, e.value)
         self.assertGreaterEqual(e.hi, e.value)
 
     def test_one_round_on_a_side_has_no_interval(self):
-        e = stats.ratio({1: 10, 2: 20}, {3: 10})
+        e = stats.ratio({1: 10, 2: 20, 4: 15}, {3: 10})
         self.assertEqual(e.pairing, "unpaired")
         self.assertFalse(e.has_interval)
 
@@ -75,9 +83,9 @@ class Ratio(unittest.TestCase):
         self.assertFalse(e.significant())
 
     def test_zero_denominator_rounds_are_left_out(self):
-        e = stats.ratio({1: 4, 2: 6, 3: 8}, {1: 0, 2: 2, 3: 4})
-        self.assertEqual(e.n, 2)
-        self.assertEqual(e.value, 2.5)
+        e = stats.ratio({1: 4, 2: 6, 3: 8, 4: 9}, {1: 0, 2: 2, 3: 4, 4: 3})
+        self.assertEqual((e.n, e.pairing), (3, "paired"))
+        self.assertEqual(e.value, 3)     # of 6/2, 8/4, 9/3
 
     def test_compare_counts_that_can_be_zero_by_difference(self):
         e = stats.compare({1: 0, 2: 0, 3: 0}, {1: 0, 2: 0, 3: 0})
@@ -91,6 +99,11 @@ class Ratio(unittest.TestCase):
     def test_compare_is_a_ratio_when_it_can_be(self):
         self.assertEqual(stats.compare({1: 2, 2: 3}, {1: 1, 2: 1}).kind,
                          "ratio")
+
+    def test_too_few_rounds_cannot_tell(self):
+        e = stats.ratio({1: 200, 2: 210}, {1: 100, 2: 100})
+        self.assertFalse(e.has_interval)
+        self.assertEqual(stats.verdict(e, ">=", 1.1), CANT_TELL)
 
 
 class Verdict(unittest.TestCase):

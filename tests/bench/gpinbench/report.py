@@ -77,7 +77,8 @@ def est_md(e, fmt=num):
     if e is None or e.value is None:
         return "-"
     if not e.has_interval:
-        return "%s (%d round)" % (fmt(e.value), e.n)
+        return "%s (%d round%s)" % (fmt(e.value), e.n,
+                                    "" if e.n == 1 else "s")
     return "%s [%s, %s]" % (fmt(e.value), fmt(e.lo), fmt(e.hi))
 
 
@@ -99,6 +100,8 @@ def comparison_lines(results, cell_label):
             judged = VERDICT_MD[x["verdict"]]
         elif e.kind == "median":
             judged = ""
+        elif not e.has_interval:
+            judged = "no interval"
         else:
             judged = "significant" if e.significant() else "not significant"
         what = {"ratio": "ratio", "difference": "difference",
@@ -122,15 +125,18 @@ def results_json(results):
 def method_text(rounds):
     return ("Each figure is the median of the rounds (%d asked for) with "
             "its %d%% percentile-bootstrap interval (%d resamples, seed %d; "
-            "tests/bench/gpinbench/stats.py); with 5 rounds or fewer the "
-            "interval is the range of the rounds.  The configurations run in an order "
-            "that rotates every round (A B C, B C A, C A B, ...).  Ratios "
-            "are paired by round (the median and interval of each round's "
-            "ratio) where at least %d rounds have both sides, else unpaired."
-            "  A target is **ahead** when the whole interval meets it, "
-            "**behind** when none of it does, and *can't tell* when the "
-            "interval straddles it or there is none; a comparison without a "
-            "target is significant when its interval excludes 1 (a ratio) "
-            "or 0 (a difference, where a count can be 0)."
-            % (rounds, round(stats.LEVEL * 100), stats.RESAMPLES,
-               stats.SEED, stats.MIN_PAIRS))
+            "tests/bench/gpinbench/stats.py).  With 5 rounds or fewer the "
+            "interval is the range of the rounds, which holds the true "
+            "median with probability 94%% for 5 rounds, 75%% for 3; with "
+            "fewer than %d there is no interval (\"(2 rounds)\").  The "
+            "configurations run in an order that rotates every round (A B C, "
+            "B C A, C A B, ...).  Ratios are paired by round (the median and "
+            "interval of each round's ratio: a drift of the test host that "
+            "moves both sides cancels) where at least %d rounds have both "
+            "sides, else unpaired.  A target is **ahead** when the whole "
+            "interval meets it, **behind** when none of it does, and *can't "
+            "tell* when the interval straddles it or there is none; a "
+            "comparison without a target is significant when its interval "
+            "excludes 1 (a ratio) or 0 (a difference, where a count can be "
+            "0)." % (rounds, round(stats.LEVEL * 100), stats.RESAMPLES,
+                     stats.SEED, stats.MIN_ROUNDS, stats.MIN_ROUNDS))

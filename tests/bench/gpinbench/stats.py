@@ -11,11 +11,13 @@ the estimates are made in.
 With R rounds the median of a resample can only be one of the R values (or
 the mean of two), so the interval runs between the rounds' own values; with
 5 rounds or fewer it is their range (with 5, the chance that a resample's
-median is the smallest value is 5.8%, more than 2.5%).  That is what 5
-rounds can say.  One round gives a figure and no interval.
+median is the smallest value is 5.8%, more than 2.5%).  The range of R
+rounds holds the true median with probability 1 - 2^(1-R): 94% for 5, 75%
+for 3, 50% for 2.  So an interval needs MIN_ROUNDS rounds; fewer give a
+figure and no interval, and no verdict.
 
 A ratio between two configurations is estimated *paired* when at least
-MIN_PAIRS rounds have both: the ratio of each round's two figures, then
+MIN_ROUNDS rounds have both: the ratio of each round's two figures, then
 the median and interval of those ratios.  The configurations of a round
 run minutes apart in the same test host, in an order that rotates every
 round (schedule.py), so a drift of the test host that moves both cancels
@@ -34,7 +36,7 @@ import numpy as np
 RESAMPLES = 10000
 SEED = 11
 LEVEL = 0.95
-MIN_PAIRS = 2
+MIN_ROUNDS = 3
 
 AHEAD, BEHIND, CANT_TELL = "ahead", "behind", "can't tell"
 
@@ -90,8 +92,8 @@ def median(samples):
     if len(x) == 0:
         return Estimate(None)
     m = float(np.median(x))
-    if len(x) == 1:
-        return Estimate(m, n=1)
+    if len(x) < MIN_ROUNDS:
+        return Estimate(m, n=len(x))
     lo, hi = _percentiles(_resampled_medians(_rng(), x))
     return Estimate(m, lo, hi, len(x))
 
@@ -104,7 +106,7 @@ def _compare(num, den, kind):
     """num, den: {round: figure}.  kind: 'ratio' or 'difference'."""
     op = np.divide if kind == "ratio" else np.subtract
     pairs = _pairs(num, den)
-    if len(pairs) >= MIN_PAIRS:
+    if len(pairs) >= MIN_ROUNDS:
         e = median([op(a, b) for a, b in pairs])
         return dataclasses.replace(e, kind=kind, pairing="paired")
     a = np.asarray(list(num.values()), dtype=float)
@@ -113,7 +115,7 @@ def _compare(num, den, kind):
         return Estimate(None, kind=kind)
     value = float(op(np.median(a), np.median(b)))
     n = min(len(a), len(b))
-    if len(a) < 2 or len(b) < 2:
+    if len(a) < MIN_ROUNDS or len(b) < MIN_ROUNDS:
         return Estimate(value, n=n, kind=kind, pairing="unpaired")
     rng = _rng()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -149,7 +151,7 @@ OPS = {">=": lambda v, t: v >= t,
 def verdict(est, op, target):
     """AHEAD when every value of EST's interval meets the target (OP
     TARGET), BEHIND when none does, CANT_TELL otherwise: the interval
-    straddles the target, or there is no interval (fewer than 2 rounds)."""
+    straddles the target, or there is no interval (too few rounds)."""
     if est.value is None or not est.has_interval:
         return CANT_TELL
     meets = OPS[op]
