@@ -102,6 +102,7 @@ class Ratio(unittest.TestCase):
 
     def test_too_few_rounds_cannot_tell(self):
         e = stats.ratio({1: 200, 2: 210}, {1: 100, 2: 100})
+        self.assertEqual((e.value, e.pairing), (2.05, "paired"))
         self.assertFalse(e.has_interval)
         self.assertEqual(stats.verdict(e, ">=", 1.1), CANT_TELL)
 

@@ -41,7 +41,8 @@ ALL_CONFIGS = e2e_host.CONFIGS
 # oversubscribed on 2 cores and about twice as slow (--configs to pick).
 DEFAULTS = {"rounds": 5, "cpus": "2", "runtime": 5,
             "configs": ",".join(ALL_CONFIGS),
-            "jobs": "randread,randwrite:4k:1,32 randread,randwrite:64k,256k:32"}
+            "jobs": "randread,randwrite:4k:1,32 "
+                    "randread,randwrite:64k,256k:32"}
 # scripts/demo's: one workload, every configuration but direct
 QUICK = {"rounds": 3, "cpus": "2", "runtime": 5,
          "configs": "fast,locked,fast-churn,locked-churn,kernel,qemu",

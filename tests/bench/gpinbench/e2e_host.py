@@ -46,7 +46,8 @@ echo E2E-START $j
 fio --name=$rw --filename={device} --direct=1 --ioengine=libaio --rw=$rw \\
  --bs=$bs --iodepth=$qd --numjobs={cpus} --size=128M --offset_increment=128M \\
  --time_based --runtime={runtime} --group_reporting \\
- --output-format=json --output=/tmp/r.json >/dev/null 2>&1 || echo E2E-ERROR $j fio
+ --output-format=json --output=/tmp/r.json >/dev/null 2>&1 ||
+ echo E2E-ERROR $j fio
 echo E2E-STOP $j
 echo E2E-BEGIN $j; cat /tmp/r.json; echo E2E-END
 done
@@ -103,7 +104,8 @@ class Boot:
     boot ends."""
 
     def __init__(self, plan, ctx, running, store):
-        self.plan, self.ctx, self.running, self.store = plan, ctx, running, store
+        self.plan, self.ctx = plan, ctx
+        self.running, self.store = running, store
         self.mode = pin_mode(ctx["config"])
         self.markers = parse.Markers("E2E")
         self.jobs = []          # {"id", "START", "STOP", "record"}

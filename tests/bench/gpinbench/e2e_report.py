@@ -137,8 +137,11 @@ def significance_summary(results):
     for name in names:
         xs = [x for x in results if x["row"].name == name]
         sig = [x for x in xs if x["estimate"].significant()]
+        bare = sum(1 for x in xs if not x["estimate"].has_interval)
         text = "- %s: significant in %d of %d cells" % (name, len(sig),
                                                         len(xs))
+        if bare:
+            text += ", %d without an interval (too few rounds)" % bare
         if sig:
             text += " (" + "; ".join(
                 "%s: %s" % (cell_label(x["cell"]),

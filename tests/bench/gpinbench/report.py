@@ -133,9 +133,10 @@ def method_text(rounds):
             "B C A, C A B, ...).  Ratios are paired by round (the median and "
             "interval of each round's ratio: a drift of the test host that "
             "moves both sides cancels) where at least %d rounds have both "
-            "sides, else unpaired.  A target is **ahead** when the whole "
-            "interval meets it, **behind** when none of it does, and *can't "
-            "tell* when the interval straddles it or there is none; a "
+            "sides (or all have), else unpaired.  A target is **ahead** when "
+            "the whole interval meets it, **behind** when none of it does, "
+            "and *can't tell* when the interval straddles it or there is "
+            "none; a "
             "comparison without a target is significant when its interval "
             "excludes 1 (a ratio) or 0 (a difference, where a count can be "
             "0)." % (rounds, round(stats.LEVEL * 100), stats.RESAMPLES,

@@ -17,16 +17,17 @@ for 3, 50% for 2.  So an interval needs MIN_ROUNDS rounds; fewer give a
 figure and no interval, and no verdict.
 
 A ratio between two configurations is estimated *paired* when at least
-MIN_ROUNDS rounds have both: the ratio of each round's two figures, then
-the median and interval of those ratios.  The configurations of a round
-run minutes apart in the same test host, in an order that rotates every
-round (schedule.py), so a drift of the test host that moves both cancels
-in the round's ratio; resampling the two samples independently would
-count that drift as uncertainty of the ratio.  With fewer pairs (rounds
-lost to deaths on one side) the two samples are resampled independently
-(*unpaired*) and the ratio is that of their medians.  Where a denominator
-is zero (a count that can be 0: fallbacks, lock wait) the comparison is a
-difference instead, with the same pairing rule.
+MIN_ROUNDS rounds have both (or every round of the side with fewer): the
+ratio of each round's two figures, then the median and interval of those
+ratios.  The configurations of a round run minutes apart in the same test
+host, in an order that rotates every round (schedule.py), so a drift of
+the test host that moves both cancels in the round's ratio; resampling the
+two samples independently would count that drift as uncertainty of the
+ratio.  With fewer pairs (rounds lost to deaths on one side) the two
+samples are resampled independently (*unpaired*) and the ratio is that of
+their medians.  Rounds whose denominator is zero have no ratio; compare()
+takes the difference instead where a count can be 0 (fallbacks, lock
+wait), with the same pairing rule.
 """
 
 import dataclasses
@@ -106,7 +107,7 @@ def _compare(num, den, kind):
     """num, den: {round: figure}.  kind: 'ratio' or 'difference'."""
     op = np.divide if kind == "ratio" else np.subtract
     pairs = _pairs(num, den)
-    if len(pairs) >= MIN_ROUNDS:
+    if pairs and len(pairs) >= min(MIN_ROUNDS, len(num), len(den)):
         e = median([op(a, b) for a, b in pairs])
         return dataclasses.replace(e, kind=kind, pairing="paired")
     a = np.asarray(list(num.values()), dtype=float)
