@@ -5,7 +5,7 @@ e2e.png from the raw records."""
 import json
 import os
 
-from . import plot, report, stats
+from . import parse, plot, report, stats
 from .e2e_host import CONFIGS
 from .workload import Workload
 
@@ -36,11 +36,8 @@ def _gpin(r, vmm_name, stat_name, scale=1):
 
 
 def _requests(r):
-    vmm = r.get("vmm")
-    if not vmm:
-        return None
-    return sum(v.get("requests", 0) for dev, v in vmm.items()
-               if "-q" in dev)
+    """Requests over gpin-vmm's queues ("blkN-qM" lines)."""
+    return parse.sum_queues(r["vmm"], "requests") if r.get("vmm") else None
 
 
 def _pages_per_call(r):
