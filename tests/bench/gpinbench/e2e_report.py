@@ -1,0 +1,264 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The end-to-end benchmark's report: e2e.md, e2e.json, e2e.jsonl and
+e2e.png from the raw records."""
+
+import json
+import os
+
+from . import parse, plot, report, stats
+from .e2e_host import CONFIGS
+from .workload import Workload
+
+
+def _per_io(r, value):
+    return value / r["ios"] if value is not None and r.get("ios") else None
+
+
+def _kvm(r, name):
+    return (r.get("kvm") or {}).get(name)
+
+
+def _vmm_gpin(r, name):
+    """A counter of gpin-vmm's own "blkN-gpin" line, summed over disks."""
+    vmm = r.get("vmm") or {}
+    vals = [v[name] for dev, v in vmm.items()
+            if dev.endswith("-gpin") and name in v]
+    return sum(vals) if vals else None
+
+
+def _gpin(r, vmm_name, stat_name, scale=1):
+    """A pin counter: gpin-vmm's own line, else gpin-stat's (module-wide
+    for the configuration's mode)."""
+    v = _vmm_gpin(r, vmm_name)
+    if v is None and (r.get("gpin") or {}).get(stat_name) is not None:
+        v = r["gpin"][stat_name] / scale
+    return v
+
+
+def _requests(r):
+    """Requests over gpin-vmm's queues ("blkN-qM" lines)."""
+    return parse.sum_queues(r["vmm"], "requests") if r.get("vmm") else None
+
+
+def _pages_per_call(r):
+    g = r.get("gpin") or {}
+    return g["pages"] / g["calls"] if g.get("calls") else None
+
+
+def _exits_irqs(r):
+    e, i = _kvm(r, "exits"), _kvm(r, "irq_injections")
+    return _per_io(r, e + i) if e is not None and i is not None else None
+
+
+METRICS = {
+    "iops": lambda r: r["iops"],
+    "lat_us": lambda r: r["lat_us"],
+    "exits_per_io": lambda r: _per_io(r, _kvm(r, "exits")),
+    "irqs_per_io": lambda r: _per_io(r, _kvm(r, "irq_injections")),
+    "exits_irqs_per_io": _exits_irqs,
+    "requests_per_io": lambda r: _per_io(r, _requests(r)),
+    "pin_calls_per_io": lambda r: _per_io(
+        r, _gpin(r, "pin_calls", "calls")),
+    "pages_per_call": _pages_per_call,
+    "pin_fallbacks": lambda r: _gpin(r, "pin_fallbacks", "fallbacks"),
+    "lock_wait_us_per_io": lambda r: _per_io(
+        r, _gpin(r, "mmap_lock_wait_us", "lockwait_ns", 1000)),
+}
+
+# The counts table: (metric, column heading)
+COUNTS = [("exits_per_io", "KVM exits / I/O"),
+          ("irqs_per_io", "interrupts / I/O"),
+          ("requests_per_io", "VMM requests / I/O"),
+          ("pin_calls_per_io", "pin calls / I/O"),
+          ("pages_per_call", "pages / pin call"),
+          ("pin_fallbacks", "pin fallbacks"),
+          ("lock_wait_us_per_io", "mmap_lock wait us / I/O")]
+
+
+def cells(records):
+    """The (cpus, rw, bs, qd) cells of the job records, in a stable order."""
+    keys = {(r["cpus"], r["bs"], r["rw"], r["qd"])
+            for r in records if r.get("kind") == "job"}
+    order = {"4k": 0, "64k": 1, "256k": 2}
+    return [{"cpus": c, "rw": rw, "bs": bs, "qd": qd}
+            for c, bs, rw, qd in sorted(keys, key=lambda k: (
+                k[0], order.get(k[1], 9), k[1], k[2], k[3]))]
+
+
+def cell_label(cell):
+    return "%d vCPUs, %s" % (cell["cpus"],
+                            Workload.from_record(cell).label)
+
+
+def present(records):
+    have = {r["config"] for r in records if r.get("kind") == "job"}
+    return [c for c in CONFIGS if c in have]
+
+
+def figure_tables(jobs, configs, metric, title):
+    lines = []
+    for cpus in sorted({c["cpus"] for c in cells(jobs)}):
+        lines += ["", "%s, %d vCPUs:" % (title, cpus), ""]
+        rows = []
+        for cell in (c for c in cells(jobs) if c["cpus"] == cpus):
+            rows.append([Workload.from_record(cell).label] + [
+                report.est_md(report.estimate(jobs, cfg, cell,
+                                              METRICS[metric]))
+                for cfg in configs])
+        lines += report.table(["workload"] + configs, rows)
+    return lines
+
+
+def counts_table(jobs, configs):
+    rows = []
+    for cell in cells(jobs):
+        for cfg in configs:
+            if cfg == "direct":
+                continue
+            ests = [report.estimate(jobs, cfg, cell, METRICS[m])
+                    for m, _ in COUNTS]
+            if all(e.value is None for e in ests):
+                continue
+            rows.append([cell_label(cell), cfg] +
+                        [report.est_md(e) for e in ests])
+    return report.table(["cell", "config"] + [h for _, h in COUNTS], rows)
+
+
+def significance_summary(results):
+    """Per comparison name: in which cells its interval excludes 1 (or 0)."""
+    names = []
+    for x in results:
+        if x["row"].den and x["row"].name not in names:
+            names.append(x["row"].name)
+    lines = []
+    for name in names:
+        xs = [x for x in results if x["row"].name == name]
+        sig = [x for x in xs if x["estimate"].significant()]
+        bare = sum(1 for x in xs if not x["estimate"].has_interval)
+        text = "- %s: significant in %d of %d cells" % (name, len(sig),
+                                                        len(xs))
+        if bare:
+            text += ", %d without an interval (too few rounds)" % bare
+        if sig:
+            text += " (" + "; ".join(
+                "%s: %s" % (cell_label(x["cell"]),
+                            report.est_md(x["estimate"])) for x in sig) + ")"
+        lines.append(text + ".")
+    return lines
+
+
+def runs_lines(records, ledger):
+    boots = [r for r in records if r.get("kind") == "boot"]
+    hosts = [r for r in records if r.get("kind") == "host"]
+    secs = sorted(r["seconds"] for r in boots
+                  if r.get("seconds") and r["config"] != "direct")
+    lines = ["%d guest boots (or direct runs), %d test-host start(s) of the "
+             "benchmark (a second one follows a test-host death: the rig ran "
+             "it again and it kept the finished rounds)."
+             % (len(boots), len(hosts))]
+    if secs:
+        lines[0] += ("  A guest's boot with its jobs took %.0f s (median; "
+                     "%.0f-%.0f)." % (secs[len(secs) // 2], secs[0],
+                                      secs[-1]))
+    dead = [r for r in boots if r.get("death")]
+    if dead:
+        lines.append("Guests that died (TCG, docs/RIG.md) and what was done "
+                     "(tests/lib/gpintest/deaths.py): " + "; ".join(
+                         "%s, %d vCPUs, round %d: %s" % (
+                             r["config"], r["cpus"], r["round"], r["death"])
+                         for r in dead) + ".")
+    host_deaths = [d for d in ledger if d.get("where") == "test host"]
+    if host_deaths:
+        lines.append("Test-host deaths: " + "; ".join(
+            "%s (%s)" % (d.get("kind"), d.get("action"))
+            for d in host_deaths) + ".")
+    short = [r for r in boots if r.get("jobs_left")]
+    if short:
+        lines.append("Boots that left jobs without a result: " + "; ".join(
+            "%s, %d vCPUs, round %d, status %s: %s" % (
+                r["config"], r["cpus"], r["round"], r["status"],
+                " ".join(r["jobs_left"])) for r in short) + ".")
+    return lines
+
+
+def plot_data(jobs, configs, results):
+    panels = []
+    for cpus in sorted({c["cpus"] for c in cells(jobs)}):
+        cs = [c for c in cells(jobs) if c["cpus"] == cpus]
+        panels.append({
+            "title": "fio IOPS in the guest, %d vCPUs (median, 95%% CI)"
+                     % cpus,
+            "ylabel": "IOPS (log)",
+            "groups": [Workload.from_record(c).label for c in cs],
+            "series": {cfg: [report.estimate(jobs, cfg, c, METRICS["iops"])
+                             for c in cs] for cfg in configs}})
+    return panels, plot.strips(results, cells(jobs), short_label)
+
+
+def short_label(cell):
+    return "%d vCPUs %s" % (cell["cpus"], Workload.from_record(cell).label)
+
+
+def write(out, records, ledger, meta):
+    """Writes OUT/e2e.{md,json,jsonl,png}; returns the Markdown."""
+    jobs = [r for r in records if r.get("kind") == "job"]
+    configs = present(jobs)
+    results = report.evaluate("e2e", cells(jobs), jobs, METRICS)
+    judged = [x for x in results if x["verdict"]]
+    free = [x for x in results if not x["verdict"]]
+    md = ["# End-to-end: fio in a guest, gpin-vmm's pin modes against QEMU",
+          "", "Generated by", "", "    " + meta["command"], "",
+          "at commit %s on %s, in the rig's QEMU/TCG test host (kernel %s; "
+          "as many CPUs as the guest has vCPUs) on a %d-CPU machine; "
+          "backing: null_blk, memory-backed, in the test host; gpin-vmm's "
+          "virtio transport: %s; the test host's guests on %s.  fio: "
+          "direct=1, libaio, numjobs = vCPUs, %d s per job, no ramp.  "
+          "`direct` is the same fio in the test host on the backing itself.  "
+          "TCG figures are not absolute: compare within one run."
+          % (meta["commit"], meta["date"], meta["kernel"], os.cpu_count(),
+             meta["transport"], meta["paging"], meta["runtime"]),
+          "", report.method_text(meta["rounds"]),
+          "", "## Targets", ""]
+    md += report.comparison_lines(judged, cell_label)
+    md += ["", "## Which differences are significant", ""]
+    md += significance_summary(results)
+    md += ["", "## IOPS"]
+    md += figure_tables(jobs, configs, "iops", "IOPS (median [95% CI])")
+    md += ["", "## Mean latency"]
+    md += figure_tables(jobs, configs, "lat_us", "Mean latency, us")
+    md += ["", "## Counts per I/O", "",
+           "Counts do not drift with TCG as times do.  KVM exits and "
+           "interrupt injections: the test host's KVM debugfs, read when the "
+           "guest starts and ends each fio job, over fio's I/Os; VMM "
+           "requests: gpin-vmm's own queue counters (SIGUSR1 at the same "
+           "moments); pin calls, fallbacks and mmap_lock wait: gpin-vmm's "
+           "`blkN-gpin` line, pages per pin call: gpin-stat (gpin.ko, "
+           "module-wide for the mode).", ""]
+    md += counts_table(jobs, configs)
+    md += ["", "## Comparisons without a target", ""]
+    md += report.comparison_lines(free, cell_label)
+    md += ["", "## Runs", ""] + runs_lines(records, ledger)
+    md += ["", "![IOPS per configuration, ratios against targets](e2e.png)",
+           ""]
+    text = "\n".join(md)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "e2e.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, "e2e.jsonl"), "w") as f:
+        f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in records)
+    summary = dict(meta, configs=configs, resamples=stats.RESAMPLES,
+                   seed=stats.SEED, level=stats.LEVEL,
+                   figures=[dict(cell, config=cfg, metric=m,
+                                 **report.estimate(jobs, cfg, cell,
+                                                   METRICS[m]).to_json())
+                            for cell in cells(jobs) for cfg in configs
+                            for m in METRICS],
+                   comparisons=report.results_json(results),
+                   deaths=ledger)
+    with open(os.path.join(out, "e2e.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    panels, strips = plot_data(jobs, configs, results)
+    plot.write(os.path.join(out, "e2e.png"),
+               "End-to-end (rig TCG test host: compare within the run), %s"
+               % meta["date"], panels, strips)
+    return text

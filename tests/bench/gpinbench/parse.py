@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""What the programs print, read: fio's JSON, gpin-vmm's counter lines,
+gpin-stat's table, the guest's markers on a console log."""
+
+import json
+import re
+
+# A line of gpin-vmm's on its stderr, which shares the console log with
+# the guest's serial output and can land in the middle of a guest line
+# (the console thread writes the guest's bytes as they come).
+_VMM_LINE = re.compile(r"gpin-vmm: [^\n]*\n")
+# A guest kernel message on the console, "[   12.345678] ..."
+_KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")
+
+# "gpin-vmm: blk0-q1: 5 requests, 1024 bytes, 0 errors" and
+# "gpin-vmm: blk0-gpin: dio_requests 4, pin_calls 4, ...": a device, then
+# comma-separated items, each a number and a name in either order.
+_COUNTER_LINE = re.compile(r"^gpin-vmm: (blk\d+-[\w-]+): (.*)$", re.M)
+_NUMBER_NAME = re.compile(r"(\d+) ([A-Za-z_][\w ]*)")
+_NAME_NUMBER = re.compile(r"([A-Za-z_][\w ]*?) (\d+)")
+
+
+def clean_console(text):
+    """TEXT without carriage returns, gpin-vmm's own lines (even one cut
+    into a guest line: the guest line is whole again) and guest kernel
+    messages."""
+    text = _VMM_LINE.sub("", text.replace("\r", ""))
+    return "\n".join(l for l in text.split("\n")
+                     if not _KERNEL_LINE.match(l))
+
+
+def fio_result(text, rw):
+    """The figures of fio's JSON output TEXT (anything before its first
+    '{' is ignored: fio's warnings) for direction RW ('randread' reads,
+    anything else writes), or a ValueError.  A fio job with
+    --group_reporting: one job, numjobs threads summed."""
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("no JSON in fio's output")
+    job = json.loads(text[start:])["jobs"][0]
+    side = job["read" if "read" in rw else "write"]
+    clat = side.get("clat_ns", {}).get("percentile", {})
+    p99 = clat.get("99.000000")
+    return {"iops": float(side["iops"]),
+            "lat_us": side["lat_ns"]["mean"] / 1000.0,
+            "p99_us": p99 / 1000.0 if p99 is not None else None,
+            "ios": int(side["total_ios"]),
+            "bytes": int(side["io_bytes"]),
+            "fio_errors": int(job.get("error", 0))}
+
+
+def _items(text):
+    out = {}
+    for item in text.split(","):
+        item = item.strip()
+        m = _NUMBER_NAME.fullmatch(item)
+        if m:
+            out[m.group(2).strip().replace(" ", "_")] = int(m.group(1))
+            continue
+        m = _NAME_NUMBER.fullmatch(item)
+        if m:
+            out[m.group(1).strip().replace(" ", "_")] = int(m.group(2))
+    return out
+
+
+def vmm_snapshots(text):
+    """gpin-vmm's counter lines in TEXT as snapshots, in order: each a
+    {device: {name: value}} ("blk0-q0": requests, bytes, errors;
+    "blk0-gpin": dio_requests, pin_calls, pin_fallbacks,
+    mmap_lock_wait_us; whatever else the VMM adds).  A device seen again
+    starts the next snapshot (SIGUSR1 and the exit print every device
+    once).  Items that are not a number and a name are skipped."""
+    snaps, cur = [], {}
+    for m in _COUNTER_LINE.finditer(text.replace("\r", "")):
+        if m.group(1) in cur:
+            snaps.append(cur)
+            cur = {}
+        cur[m.group(1)] = _items(m.group(2))
+    if cur:
+        snaps.append(cur)
+    return snaps
+
+
+def subtract(after, before):
+    """AFTER − BEFORE for nested {name: number} dicts; names only in AFTER
+    count from 0."""
+    out = {}
+    for k, v in after.items():
+        if isinstance(v, dict):
+            out[k] = subtract(v, before.get(k, {}))
+        else:
+            out[k] = v - before.get(k, 0)
+    return out
+
+
+def sum_queues(counters, name):
+    """NAME summed over the "blkN-qM" devices of COUNTERS."""
+    return sum(v.get(name, 0) for dev, v in counters.items()
+               if re.fullmatch(r"blk\d+-q\d+", dev))
+
+
+def gpin_stat(text):
+    """{mode: {column: value}} from gpin-stat's table (a header line that
+    starts with "mode", then one line per mode)."""
+    cols, out = None, {}
+    for line in text.splitlines():
+        words = line.split()
+        if words[:1] == ["mode"]:
+            cols = words[1:]
+        elif cols and len(words) == len(cols) + 1:
+            try:
+                out[words[0]] = {c: int(v) for c, v in zip(cols, words[1:])}
+            except ValueError:
+                continue
+    return out
+
+
+class Markers:
+    """Reads a growing console log and yields the guest's markers.
+
+    The guest prints "TAG-START id", "TAG-STOP id", "TAG-BEGIN id", its
+    fio JSON, "TAG-END" (TAG: the benchmark's).  feed(text) takes what was
+    appended since the last call and returns [(marker, id, block)]: block
+    is the text between BEGIN and END for an END, else ''.  A marker need
+    not start its line (QEMU's firmware leaves escapes before the first
+    line the guest prints)."""
+
+    def __init__(self, tag):
+        self._re = re.compile(r"%s-(START|STOP|BEGIN|END|ERROR)\b ?([^\n]*)"
+                              % re.escape(tag))
+        self._partial = ""
+        self._block = None
+        self._id = ""
+
+    def feed(self, text):
+        events = []
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            events += self._line(line)
+        return events
+
+    def _line(self, line):
+        m = self._re.search(clean_console(line + "\n"))
+        if not m:
+            if self._block is not None:
+                self._block.append(line)
+            return []
+        marker, ident = m.group(1), m.group(2).strip()
+        if marker == "BEGIN":
+            self._block, self._id = [], ident
+            return []
+        if marker == "END":
+            block = clean_console("\n".join(self._block or []) + "\n")
+            self._block = None
+            return [("END", self._id, block)]
+        return [(marker, ident, "")]

@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""tests/bench/pin-bench: what a page costs to pin in each gpin mode.
+
+A benchmark, not a test.  Runs `gpin-bench pin` (pin/tools/gpin-bench.c:
+one thread pinning BATCH pages at a time, ns per page; N threads of one
+process pinning, with and without an mmap_lock writer beside them, pages
+per second) R rounds in the rig's test host, one test host per CPU count
+(4 on a 2-core machine is oversubscribed), with the modes in an order
+that rotates every round.  The report gives each cell's median with its
+95% bootstrap interval, fast ÷ kernel and fast ÷ locked paired by round,
+and each target (tests/bench/gpinbench/targets.py) as ahead, behind or
+can't tell.  Writes OUT/pin-bench.md, .json, .png and .jsonl (every cell
+of every round).  Options after -- go to gpin-bench (not --modes,
+--duration or --json: the benchmark sets those).  TCG figures are not absolute:
+compare within one run.
+
+Exit: 0 done, 77 skipped (reason printed), else failed.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+from . import rig, schedule
+from .store import Store
+
+ENTRY = os.path.join(rig.TOP, "tests", "bench", "pin-bench")
+MODES = ("fast", "locked", "kernel")
+# gpin-bench's cells: 2 backings x 4 batches and 4 thread counts x 2 writer
+# settings
+CELLS = 16
+# The rig's limit: per cell and mode its duration and seconds of set-up (a
+# pre-faulted 16 MiB buffer, threads) under TCG, and the round's start
+CELL_SLACK = 2
+ROUND_SLACK = 120
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="tests/bench/pin-bench", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="%(prog)s [options] [-- GPIN-BENCH-OPTIONS...]")
+    p.add_argument("--rounds", type=int, default=5,
+                   help="rounds (default 5)")
+    p.add_argument("--cpus", default="2 4",
+                   help="test-host CPUs, one test host each (default '2 4')")
+    p.add_argument("--duration", type=float, default=1.0,
+                   help="seconds per cell and mode (default 1)")
+    p.add_argument("--modes", default=",".join(MODES),
+                   help="modes to compare, rotated every round (default "
+                   "%s)" % ",".join(MODES))
+    p.add_argument("--kernel", default="6.1",
+                   help="test-host kernel (default 6.1)")
+    p.add_argument("--build", default=os.environ.get(
+        "GPIN_BUILD", os.path.join(rig.TOP, "build")),
+        help="gpin's Meson build (pin/gpin-bench); default build/")
+    p.add_argument("--rig-append", default="", metavar="ARGS",
+                   help="test-host kernel arguments (tests/rig/rig --append)")
+    p.add_argument("--report-from", metavar="WORK",
+                   help="no runs: the report of an earlier run's raw "
+                   "results (WORK: the work directory it printed)")
+    p.add_argument("--out", default=os.path.join(rig.TOP, "docs", "results"),
+                   help="where pin-bench.{md,json,jsonl,png} go (default "
+                   "docs/results)")
+    own, passthrough = argv, []
+    if "--" in argv:
+        i = argv.index("--")
+        own, passthrough = argv[:i], argv[i + 1:]
+    args = p.parse_args(own)
+    args.bench_args = passthrough
+    if any(a.split("=")[0] in ("--modes", "--duration", "--json")
+           for a in passthrough):
+        p.error("give --modes and --duration before -- (pin-bench's own), "
+                "and no --json (pin-bench sets it)")
+    args.modes = args.modes.split(",")
+    if any(m not in MODES for m in args.modes):
+        p.error("--modes: of %s" % ",".join(MODES))
+    try:
+        args.cpus = [int(c) for c in args.cpus.split()]
+    except ValueError:
+        p.error("--cpus wants numbers")
+    if args.rounds < 1:
+        p.error("--rounds wants at least 1")
+    return args
+
+
+# -- in the test host ------------------------------------------------------
+
+def cell_records(result, ctx):
+    """gpin-bench's JSON RESULT as one record per cell and mode."""
+    out = []
+    for c in result.get("single", []):
+        out.append(dict(ctx, kind="cell", table="single", config=c["mode"],
+                        **{k: v for k, v in c.items() if k != "mode"}))
+    for c in result.get("threads", []):
+        out.append(dict(ctx, kind="cell", table="threads", config=c["mode"],
+                        **{k: v for k, v in c.items() if k != "mode"}))
+    return out
+
+
+def run_round(plan, rnd, store):
+    out = os.environ["RIG_OUT"]
+    modes = schedule.rotation(plan["modes"], rnd)
+    js = os.path.join(out, "pin-bench-r%d.json" % rnd)
+    txt = os.path.join(out, "pin-bench-r%d.txt" % rnd)
+    cmd = [plan["gpin_bench"], "pin", "--json", js, "--modes",
+           ",".join(modes), "--duration", str(plan["duration"])]
+    cmd += plan["bench_args"]
+    print("[round %d/%d] gpin-bench pin --modes %s" % (
+        rnd, plan["rounds"], ",".join(modes)), flush=True)
+    t0 = time.monotonic()
+    with open(txt, "w") as f:
+        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
+    ctx = {"bench": "pin-bench", "cpus": plan["cpus"], "round": rnd,
+           "rig_run": int(os.environ.get("RIG_RUN", "1"))}
+    if rc == 0:
+        with open(js) as f:
+            for rec in cell_records(json.load(f), ctx):
+                store.append(rec)
+    else:
+        with open(txt) as f:
+            print("  gpin-bench failed (status %d):\n%s" % (rc, f.read()))
+    store.append(dict(ctx, kind="round", modes=modes, status=rc,
+                      seconds=round(time.monotonic() - t0, 1)))
+
+
+def inside(plan):
+    out = os.environ["RIG_OUT"]
+    store = Store(os.path.join(out, "pin-bench.jsonl"))
+    rig_run = int(os.environ.get("RIG_RUN", "1"))
+    if rig_run == 1 and os.path.exists(store.path):
+        os.unlink(store.path)
+    store.append({"kind": "host", "bench": "pin-bench", "cpus": plan["cpus"],
+                  "rig_run": rig_run, "kernel": os.uname().release,
+                  "host_cpus": os.cpu_count()})
+    done = store.done(lambda r: r["round"], kind="round")
+    for rnd in range(1, plan["rounds"] + 1):
+        if rnd in done:
+            print("[round %d/%d] done before the test host crashed"
+                  % (rnd, plan["rounds"]), flush=True)
+            continue
+        run_round(plan, rnd, store)
+    return 0
+
+
+# -- on the CI host --------------------------------------------------------
+
+def run_all(args, work, meta):
+    """The rounds, one test host per CPU count; whether every test host
+    finished (the report shows what the others did)."""
+    rig.require_host()
+    bench = rig.build_tool(args.build, "pin/gpin-bench")
+    kver = rig.kernel_release(args.kernel)
+    ko = rig.gpin_ko(kver)
+    meta["kernel"] = kver
+    rig.save_meta(work, meta)
+    per_round = (len(args.modes) * CELLS * (args.duration + CELL_SLACK) +
+                 ROUND_SLACK)
+    ok = True
+    for cpus in args.cpus:
+        print("=== gpin-bench pin, %s, %d CPUs, %d rounds"
+              % (kver, cpus, args.rounds), flush=True)
+        plan = {"gpin_bench": bench, "cpus": cpus, "rounds": args.rounds,
+                "duration": args.duration, "modes": args.modes,
+                "bench_args": args.bench_args}
+        rc = rig.run(ENTRY, plan, os.path.join(work, "cpus%d" % cpus), kver,
+                     cpus, args.rounds * per_round, insmod=ko,
+                     append=args.rig_append)
+        if rc:
+            print("pin-bench: the test host with %d CPUs failed (status %d);"
+                  " its finished rounds count" % (cpus, rc), flush=True)
+            ok = False
+    return ok
+
+
+def outside(argv):
+    args = parse_args(argv)
+    command = shlex.join(["tests/bench/pin-bench"] + argv)
+    if args.report_from:
+        work = os.path.realpath(args.report_from)
+        meta, ok = rig.load_meta(work, command), True
+    else:
+        work = rig.workdir("pin-bench")
+        meta = {"command": command, "rounds": args.rounds,
+                "duration": args.duration,
+                "bench_args": " ".join(args.bench_args)}
+        ok = run_all(args, work, meta)
+    records, ledger = rig.load_results(work, "pin-bench.jsonl")
+    if not any(r.get("kind") == "cell" for r in records):
+        print("pin-bench: no results (logs: %s)" % work)
+        return 1
+    # not at the top: the test host's half must not import matplotlib
+    from . import pinbench_report
+    text = pinbench_report.write(args.out, records, ledger, meta)
+    print()
+    print(text)
+    print("wrote %s/pin-bench.{md,json,jsonl,png} (logs: %s)"
+          % (args.out, work))
+    return 0 if ok else 1
+
+
+def main(argv=None):
+    return rig.main(outside, inside, sys.argv[1:] if argv is None else argv)

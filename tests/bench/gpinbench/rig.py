@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The CI-host half of a benchmark: what it needs, and the hop into the
+rig's test host (tests/rig/rig, docs/RIG.md), which runs the benchmark's
+own entry again inside with --inside PLAN."""
+
+import datetime
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from .store import load
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.realpath(__file__)))))
+EX_SKIP = 77
+
+
+class Skip(Exception):
+    """The benchmark cannot run here; the message says why (status 77)."""
+
+
+def require_host(perf=False):
+    if os.geteuid() != 0:
+        raise Skip("the rig needs root")
+    if not shutil.which("qemu-system-x86_64"):
+        raise Skip("qemu-system-x86_64 not installed")
+    if perf and not shutil.which("perf"):
+        raise Skip("--perf: perf not installed (linux-perf)")
+
+
+def _assignments(text):
+    """KEY=VALUE lines (values shell-quoted) as a dict."""
+    out = {}
+    for word in shlex.split(text):
+        k, sep, v = word.partition("=")
+        if sep:
+            out[k] = v
+    return out
+
+
+def guest_image(kernel):
+    """{'KVER', 'VMLINUZ', 'INITRD'} of guest-images/build-guest."""
+    p = subprocess.run([os.path.join(TOP, "guest-images", "build-guest"),
+                        kernel], stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise Skip("no guest image for kernel %s" % kernel)
+    return _assignments(p.stdout)
+
+
+def kernel_release(kernel):
+    """The Debian kernel release scripts/kernel-pkg picks for KERNEL."""
+    p = subprocess.run([os.path.join(TOP, "scripts", "kernel-pkg"), kernel],
+                       stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise Skip("no Debian kernel %s with headers (scripts/kernel-pkg)"
+                   % kernel)
+    return _assignments(p.stdout)["KVER"]
+
+
+def gpin_ko(kver):
+    """gpin.ko built against linux-headers-KVER (pin/kbuild.sh, in
+    $GPIN_PIN_BUILDDIR or build-pin/)."""
+    base = os.environ.get("GPIN_PIN_BUILDDIR",
+                          os.path.join(TOP, "build-pin"))
+    out = os.path.join(base, kver)
+    ko = os.path.join(out, "gpin.ko")
+    headers = "/usr/src/linux-headers-" + kver
+    p = subprocess.run([os.path.join(TOP, "pin", "kbuild.sh"), headers,
+                        os.path.join(TOP, "pin"),
+                        os.path.join(TOP, "include", "gpin.h"),
+                        os.path.join(out, "kmod"), ko],
+                       stdout=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise Skip("gpin.ko does not build against " + headers)
+    return ko
+
+
+def build_tool(build, path):
+    """BUILD/PATH (a program of gpin's Meson build), which must exist."""
+    tool = os.path.join(os.path.realpath(build), path)
+    if not os.access(tool, os.X_OK):
+        raise Skip("no %s: build gpin first (scripts/build)" % tool)
+    return tool
+
+
+def workdir(name):
+    """A new directory for the logs and raw results of a run: /var/tmp,
+    which the test host sees (and may write: the rig's --out)."""
+    return tempfile.mkdtemp(prefix="gpin-%s." % name, dir="/var/tmp")
+
+
+def run(entry, plan, out, kver, cpus, timeout, insmod=None, append=""):
+    """Runs ENTRY --inside OUT/plan.json in a test host with CPUS CPUs;
+    OUT is the rig's --out (writable inside).  Returns the rig's status."""
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "plan.json")
+    with open(path, "w") as f:
+        json.dump(plan, f, indent=1)
+    cmd = [os.path.join(TOP, "tests", "rig", "rig"), "--kernel", kver,
+           "--cpus", str(cpus), "--timeout", str(int(timeout)),
+           "--out", out]
+    if insmod:
+        cmd += ["--insmod", insmod]
+    if append:
+        cmd += ["--append", append]
+    cmd += ["--", entry, "--inside", path]
+    sys.stdout.flush()
+    return subprocess.run(cmd).returncode
+
+
+def commit():
+    try:
+        return subprocess.run(["git", "-C", TOP, "rev-parse", "--short",
+                               "HEAD"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def save_meta(work, meta):
+    """What the report says about the run, with the commit that ran and
+    the date; kept for --report-from."""
+    meta.update(commit=commit(), date=datetime.date.today().isoformat())
+    with open(os.path.join(work, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+
+
+def load_meta(work, command):
+    """An earlier run's meta, its command marked as reported by COMMAND."""
+    with open(os.path.join(work, "meta.json")) as f:
+        meta = json.load(f)
+    meta["command"] += " (report: %s)" % command
+    return meta
+
+
+def load_results(work, name):
+    """The raw records of every test host of a run (WORK/cpus*/NAME) and
+    the deaths their rigs recorded."""
+    dirs = sorted(os.path.join(work, d) for d in os.listdir(work)
+                  if d.startswith("cpus"))
+    return (load([os.path.join(d, name) for d in dirs]),
+            load([os.path.join(d, "deaths.jsonl") for d in dirs]))
+
+
+def read_plan(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def main(run_outside, run_inside, argv):
+    """The shared shape of an entry point: --inside PLAN runs the test
+    host's half; anything else the CI host's, where Skip is status 77."""
+    if argv[:1] == ["--inside"]:
+        return run_inside(read_plan(argv[1]))
+    try:
+        return run_outside(argv)
+    except Skip as e:
+        print("SKIP: %s" % e)
+        return EX_SKIP
