@@ -873,33 +873,42 @@ void virtio_blk__stats(const struct virtio_blk *blk, unsigned int qi,
 	st->errors = atomic_load_explicit(&q->errors, memory_order_relaxed);
 }
 
-/* The backend's counters on one line: "gpin-vmm: blk0-gpin: name N, ..." */
+/*
+ * The backend's counters on one line: "gpin-vmm: blk0-gpin: name N, ...",
+ * formatted first and written whole, so that a reader of stderr (SIGUSR1
+ * while the VM runs) never sees half a line.
+ */
 struct counter_line {
-	FILE *out;
-	bool started;
+	char buf[256];
+	size_t len;
 };
 
 static void print_counter(void *opaque, const char *dev, const char *name,
 			  uint64_t value)
 {
 	struct counter_line *l = opaque;
+	size_t room = sizeof(l->buf) - l->len;
+	int n;
 
-	if (!l->started)
-		fprintf(l->out, "gpin-vmm: %s:", dev);
-	fprintf(l->out, "%s %s %llu", l->started ? "," : "", name,
-		(unsigned long long)value);
-	l->started = true;
+	if (!l->len)
+		n = snprintf(l->buf, room, "gpin-vmm: %s: %s %llu", dev, name,
+			     (unsigned long long)value);
+	else
+		n = snprintf(l->buf + l->len, room, ", %s %llu", name,
+			     (unsigned long long)value);
+	if (n > 0)
+		l->len += (size_t)n < room ? (size_t)n : room - 1;
 }
 
 static void print_backend_counters(const struct virtio_blk *blk, FILE *out)
 {
-	struct counter_line l = { .out = out };
+	struct counter_line l = { .len = 0 };
 
 	if (!blk->be->ops->counters)
 		return;
 	blk->be->ops->counters(blk->be, print_counter, &l);
-	if (l.started)
-		fputc('\n', out);
+	if (l.len)
+		fprintf(out, "%s\n", l.buf);
 }
 
 void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out)
