@@ -32,9 +32,6 @@
 
 #define KVM_DEV			"/dev/kvm"
 #define KVM_API_VERSION_NEEDED	12
-/* Intel needs a TSS and identity-map page KVM uses in real mode; in the hole. */
-#define KVM_TSS_ADDR		0xfffbd000ULL
-#define KVM_IDENTITY_MAP_ADDR	0xfffbc000ULL
 
 static const struct {
 	int cap;
@@ -136,11 +133,6 @@ static int vm_setup_ram(struct vm *vm, uint64_t size)
 			strerror(-ret));
 	return ret;
 }
-
-#define PIC_PINS		8
-#define ISA_IRQS		16
-#define IOAPIC_PINS		24
-#define PIT_IOAPIC_PIN		2
 
 static void add_route(struct kvm_irq_routing *r, uint32_t gsi, uint32_t chip,
 		      uint32_t pin)

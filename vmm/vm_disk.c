@@ -21,14 +21,6 @@
 #include "vm.h"
 #include "vm_disk.h"
 
-/*
- * virtio-mmio device i sits at VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE
- * with GSI VIRTIO_GSI_BASE + i: the IOAPIC pins above the ISA IRQs,
- * level-triggered, which the DSDT tells the guest.  (A candidate for
- * arch/x86/layout.h.)
- */
-#define VIRTIO_GSI_BASE		16
-
 static void *vm_translate(void *opaque, uint64_t gpa, uint64_t len)
 {
 	return vm__gpa_to_hva(opaque, gpa, len);
@@ -61,7 +53,11 @@ static int vm_attach_ioeventfd(struct vm *vm, struct virtio_blk *blk,
 	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) ? -errno : 0;
 }
 
-/* virtio-mmio: every queue's notify is the one QueueNotify register. */
+/*
+ * virtio-mmio device i sits at VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE
+ * with GSI VIRTIO_GSI_BASE + i (arch/x86/layout.h), which the DSDT tells
+ * the guest; every queue's notify is the one QueueNotify register.
+ */
 static int vm_setup_disk_mmio(struct vm *vm, unsigned int i,
 			      const struct virtq_mem *mem, unsigned int nq)
 {

@@ -771,7 +771,7 @@ static int acpi_build_madt(struct acpi_builder *b, unsigned int ncpus,
 		     .gsi_base = 0);
 	p = MADT_PUT(p, madt_int_override, .type = MADT_INT_OVERRIDE,
 		     .length = sizeof(struct madt_int_override),
-		     .bus = 0, .source = 0, .gsi = 2,
+		     .bus = 0, .source = 0, .gsi = PIT_IOAPIC_PIN,
 		     .flags = MPS_INTI_EDGE | MPS_INTI_ACTIVE_HIGH);
 	p = MADT_PUT(p, madt_int_override, .type = MADT_INT_OVERRIDE,
 		     .length = sizeof(struct madt_int_override),
@@ -863,7 +863,7 @@ static bool virtio_ok(const struct acpi_virtio_mmio *virtio,
 	for (i = 0; i < nvirtio; i++)
 		if (!virtio[i].size || virtio[i].base >= SZ_4G ||
 		    virtio[i].size > SZ_4G - virtio[i].base ||
-		    virtio[i].gsi >= ACPI_IOAPIC_PINS)
+		    virtio[i].gsi >= IOAPIC_PINS)
 			return false;
 	return true;
 }
