@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "console.h"
+#include "log.h"
 
 void console__init(struct console *con, int in_fd, int out_fd)
 {
@@ -132,8 +133,8 @@ void console__stop(struct console *con)
 	pthread_join(con->writer, NULL);
 	con->started = false;
 	if (con->dropped)
-		fprintf(stderr, "gpin-vmm: console: %llu bytes of guest output "
-			"dropped: nobody read them\n",
+		pr_warn("console: %llu bytes of guest output "
+			"dropped: nobody read them",
 			(unsigned long long)con->dropped);
 }
 
@@ -176,12 +177,15 @@ void console__write_lines(FILE *out, const char *text, size_t len)
 	bool cr = raw_terminal(out);
 	size_t i;
 
+	/* Under the stream's lock: lines of several threads stay whole. */
+	flockfile(out);
 	for (i = 0; i < len; i++) {
 		if (cr && text[i] == '\n')
-			fputc('\r', out);
-		fputc(text[i], out);
+			putc_unlocked('\r', out);
+		putc_unlocked(text[i], out);
 	}
-	fflush(out);
+	fflush_unlocked(out);
+	funlockfile(out);
 }
 
 void console__tx(void *opaque, uint8_t byte)

@@ -62,7 +62,8 @@ void console__restore(struct console *con);
 /*
  * Writes @len bytes of the VMM's own text (lines ending in LF) to @out,
  * with CR LF when @out is a terminal in raw mode: without output
- * processing the next line would not start at column 0.
+ * processing the next line would not start at column 0.  The lines of
+ * threads that print at once do not interleave.
  */
 void console__write_lines(FILE *out, const char *text, size_t len);
 

@@ -32,6 +32,7 @@
 #include "config/apply.h"
 #include "config/domain.h"
 #include "console.h"
+#include "log.h"
 #include "options.h"
 #include "util.h"
 #include "vcpu.h"
@@ -40,24 +41,24 @@
 #define EXIT_USAGE	2
 #define EXIT_VMM_ERROR	1
 
+static int __attribute__((format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pr_err("%s", msg);
+	return EXIT_USAGE;
+}
+
 /* The boot images, mapped until they are copied into guest RAM. */
 struct images {
 	struct mapped_file kernel;
 	struct mapped_file initrd;
 };
-
-static int __attribute__((format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "gpin-vmm: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return EXIT_USAGE;
-}
 
 static int read_images(const struct vm_options *opts, struct images *img)
 {
@@ -160,7 +161,7 @@ static void serve_until_stopped(struct vm *vm, struct console *con, int sfd)
 		if (poll(fds, 3, want_input || !stdin_open ? -1 : 20) < 0) {
 			if (errno == EINTR)
 				continue;
-			perror("gpin-vmm: poll");
+			pr_err("poll: %s", strerror(errno));
 			vm__request_stop(vm, VM_STOP_ERROR, 0);
 			break;
 		}
@@ -175,14 +176,13 @@ static void report_stop(const struct vm *vm)
 {
 	switch (vm->stop_reason) {
 	case VM_STOP_PANIC:
-		fprintf(stderr, "gpin-vmm: guest kernel panicked\n");
+		pr_info("guest kernel panicked");
 		break;
 	case VM_STOP_SIGNAL:
-		fprintf(stderr, "gpin-vmm: stopped by %s\n",
-			strsignal(vm->exit_code));
+		pr_info("stopped by %s", strsignal(vm->exit_code));
 		break;
 	case VM_STOP_ERROR:
-		fprintf(stderr, "gpin-vmm: stopped on an error\n");
+		pr_err("stopped on an error");
 		break;
 	default:
 		break;
@@ -215,16 +215,15 @@ static int run_vm(const struct vm_options *opts, struct images *img)
 	if (opts->console_pty) {
 		status = pty__open(&pty);
 		if (status) {
-			fprintf(stderr, "gpin-vmm: console PTY: %s\n",
-				strerror(-status));
+			pr_err("console PTY: %s", strerror(-status));
 			return EXIT_VMM_ERROR;
 		}
-		fprintf(stderr, "gpin-vmm: console on %s\n", pty.path);
+		pr_info("console on %s", pty.path);
 		console__init(&con, pty.master, pty.master);
 	}
 	sfd = setup_signals();
 	if (sfd < 0) {
-		perror("gpin-vmm: signals");
+		pr_err("signals: %s", strerror(errno));
 		pty__close(&pty);
 		return EXIT_VMM_ERROR;
 	}
@@ -234,7 +233,7 @@ static int run_vm(const struct vm_options *opts, struct images *img)
 		return EXIT_VMM_ERROR;
 	}
 	if (opts->mem_locked && mlock(vm.ram, vm.ram_size)) {
-		perror("gpin-vmm: locking guest RAM (<memoryBacking><locked/>)");
+		pr_err("locking guest RAM (<memoryBacking><locked/>): %s", strerror(errno));
 		vm__destroy(&vm);
 		close(sfd);
 		pty__close(&pty);
@@ -244,16 +243,16 @@ static int run_vm(const struct vm_options *opts, struct images *img)
 	/* in guest RAM now: the VMM keeps no copy */
 	unmap_images(img);
 	if (status) {
-		fprintf(stderr, "gpin-vmm: %s\n", err);
+		pr_err("%s", err);
 		vm__destroy(&vm);
 		close(sfd);
 		pty__close(&pty);
 		return EXIT_USAGE;
 	}
 	if (console__enter_raw(&con))
-		fprintf(stderr, "gpin-vmm: cannot set the terminal raw\n");
+		pr_warn("cannot set the terminal raw");
 	if (console__start(&con))
-		fprintf(stderr, "gpin-vmm: no console output thread\n");
+		pr_warn("no console output thread");
 	if (!vm__start(&vm))
 		serve_until_stopped(&vm, &con, sfd);
 	vm__join(&vm);
@@ -292,9 +291,10 @@ int main(int argc, char **argv)
 	int status, sfd;
 
 	if (options__parse(&opts, argc, argv, err, sizeof(err))) {
-		fprintf(stderr, "gpin-vmm: %s\n", err);
+		pr_err("%s", err);
 		return EXIT_USAGE;
 	}
+	log__set_level(opts.log_level);
 	if (opts.help) {
 		options__usage(stdout, "gpin-vmm");
 		return 0;
@@ -306,7 +306,7 @@ int main(int argc, char **argv)
 	if (opts.api_fd >= 0 || opts.api_path) {
 		sfd = setup_signals();
 		if (sfd < 0) {
-			perror("gpin-vmm: signals");
+			pr_err("signals: %s", strerror(errno));
 			return EXIT_VMM_ERROR;
 		}
 		status = api__serve(&opts, sfd);

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "log.h"
+
 #define VM_CPUS_MAX		64
 #define DEFAULT_CMDLINE		"console=ttyS0"
 #define DEFAULT_MEM		(256ULL << 20)
@@ -64,6 +66,7 @@ struct vm_options {
 	bool print_config;	/* --print-config: print the settings, exit */
 	int api_fd;		/* --api-socket fd=N (listening), or -1 */
 	const char *api_path;	/* --api-socket path=P, or NULL */
+	enum log_level log_level;	/* --quiet, --verbose */
 	bool help;
 	bool version;
 };

@@ -24,6 +24,7 @@
 #include "devices/acpi_pm.h"
 #include "devices/pvpanic.h"
 #include "devices/virtio_blk.h"
+#include "log.h"
 #include "vcpu.h"
 #include "virtio/mmio.h"
 #include "vm.h"
@@ -53,28 +54,27 @@ static int vm_open_kvm(struct vm *vm)
 	if (vm->kvm_fd < 0) {
 		int err = errno;
 
-		fprintf(stderr, "gpin-vmm: cannot open %s: %s%s\n", KVM_DEV,
-			strerror(err), err == ENOENT ?
-			" (is KVM enabled and the kvm-intel/kvm-amd module loaded?)" : "");
+		pr_err("cannot open %s: %s%s", KVM_DEV,
+		       strerror(err), err == ENOENT ?
+		       " (is KVM enabled and the kvm-intel/kvm-amd module loaded?)" : "");
 		return -err;
 	}
 	version = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
 	if (version != KVM_API_VERSION_NEEDED) {
-		fprintf(stderr, "gpin-vmm: KVM API version %d, need %d\n",
-			version, KVM_API_VERSION_NEEDED);
+		pr_err("KVM API version %d, need %d",
+		       version, KVM_API_VERSION_NEEDED);
 		return -EINVAL;
 	}
 	for (i = 0; i < sizeof(required_caps) / sizeof(required_caps[0]); i++) {
 		if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
 			  required_caps[i].cap) <= 0) {
-			fprintf(stderr, "gpin-vmm: KVM lacks KVM_CAP_%s\n",
-				required_caps[i].name);
+			pr_err("KVM lacks KVM_CAP_%s", required_caps[i].name);
 			return -EINVAL;
 		}
 	}
 	vm->vcpu_mmap_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (vm->vcpu_mmap_size <= 0) {
-		fprintf(stderr, "gpin-vmm: KVM_GET_VCPU_MMAP_SIZE failed\n");
+		pr_err("KVM_GET_VCPU_MMAP_SIZE failed");
 		return -EINVAL;
 	}
 	return 0;
@@ -109,8 +109,8 @@ static int vm_setup_ram(struct vm *vm, uint64_t size)
 	if (vm->ram == MAP_FAILED) {
 		vm->ram = NULL;
 		ret = -errno;
-		fprintf(stderr, "gpin-vmm: cannot map %llu MiB of guest RAM: %s\n",
-			(unsigned long long)(size >> 20), strerror(-ret));
+		pr_err("cannot map %llu MiB of guest RAM: %s",
+		       (unsigned long long)(size >> 20), strerror(-ret));
 		return ret;
 	}
 	/*
@@ -121,16 +121,14 @@ static int vm_setup_ram(struct vm *vm, uint64_t size)
 	 * and it spares fork copying gigabytes.
 	 */
 	if (madvise(vm->ram, size, MADV_DONTFORK))
-		fprintf(stderr, "gpin-vmm: MADV_DONTFORK on guest RAM: %s\n",
-			strerror(errno));
+		pr_warn("MADV_DONTFORK on guest RAM: %s", strerror(errno));
 	ret = set_memory_region(vm, 0, 0, vm->lowmem_size, vm->ram);
 	if (!ret && size > vm->lowmem_size)
 		ret = set_memory_region(vm, 1, MMIO_HOLE_END,
 					size - vm->lowmem_size,
 					vm->ram + vm->lowmem_size);
 	if (ret)
-		fprintf(stderr, "gpin-vmm: KVM_SET_USER_MEMORY_REGION: %s\n",
-			strerror(-ret));
+		pr_err("KVM_SET_USER_MEMORY_REGION: %s", strerror(-ret));
 	return ret;
 }
 
@@ -174,8 +172,7 @@ static int vm_setup_gsi_routing(struct vm *vm)
 			add_route(r, i, KVM_IRQCHIP_IOAPIC, i);
 	ret = ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, r) ? -errno : 0;
 	if (ret)
-		fprintf(stderr, "gpin-vmm: KVM_SET_GSI_ROUTING: %s\n",
-			strerror(-ret));
+		pr_err("KVM_SET_GSI_ROUTING: %s", strerror(-ret));
 	free(r);
 	return ret;
 }
@@ -187,18 +184,15 @@ static int vm_setup_irqchip(struct vm *vm)
 	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, KVM_TSS_ADDR) < 0 ||
 	    ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR,
 		  &(uint64_t){ KVM_IDENTITY_MAP_ADDR }) < 0) {
-		fprintf(stderr, "gpin-vmm: setting the TSS/identity map: %s\n",
-			strerror(errno));
+		pr_err("setting the TSS/identity map: %s", strerror(errno));
 		return -errno;
 	}
 	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
-		fprintf(stderr, "gpin-vmm: KVM_CREATE_IRQCHIP: %s\n",
-			strerror(errno));
+		pr_err("KVM_CREATE_IRQCHIP: %s", strerror(errno));
 		return -errno;
 	}
 	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
-		fprintf(stderr, "gpin-vmm: KVM_CREATE_PIT2: %s\n",
-			strerror(errno));
+		pr_err("KVM_CREATE_PIT2: %s", strerror(errno));
 		return -errno;
 	}
 	return vm_setup_gsi_routing(vm);
@@ -267,7 +261,7 @@ static int vm_create_vcpus(struct vm *vm)
 	vm->vcpus = calloc(vm->ncpus, sizeof(*vm->vcpus));
 	cpuid = cpu__supported_cpuid(vm->kvm_fd);
 	if (!vm->vcpus || !cpuid) {
-		fprintf(stderr, "gpin-vmm: cannot get the supported CPUID\n");
+		pr_err("cannot get the supported CPUID");
 		free(cpuid);
 		return -ENOMEM;
 	}
@@ -275,14 +269,13 @@ static int vm_create_vcpus(struct vm *vm)
 		vm->vcpus[i] = vcpu__create(vm, i);
 		if (!vm->vcpus[i]) {
 			ret = -errno;
-			fprintf(stderr, "gpin-vmm: creating vcpu%u: %s\n", i,
-				strerror(errno));
+			pr_err("creating vcpu%u: %s", i, strerror(errno));
 			break;
 		}
 		ret = cpu__set_cpuid(vm->vcpus[i]->fd, cpuid, i, vm->ncpus);
 		if (ret)
-			fprintf(stderr, "gpin-vmm: KVM_SET_CPUID2 on vcpu%u: %s\n",
-				i, strerror(-ret));
+			pr_err("KVM_SET_CPUID2 on vcpu%u: %s",
+			       i, strerror(-ret));
 	}
 	free(cpuid);
 	return ret;
@@ -310,7 +303,7 @@ int vm__create(struct vm *vm, const struct vm_options *opts,
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
 	if (vm->stop_efd < 0 || vm->vm_fd < 0) {
 		ret = -errno;
-		fprintf(stderr, "gpin-vmm: KVM_CREATE_VM: %s\n", strerror(errno));
+		pr_err("KVM_CREATE_VM: %s", strerror(errno));
 		goto err;
 	}
 	ret = vm_setup_ram(vm, opts->mem_size);
@@ -416,7 +409,7 @@ void vm__request_stop(struct vm *vm, enum vm_stop_reason reason, int code)
 	if (!first)
 		return;
 	if (vm->stop_efd >= 0 && eventfd_write(vm->stop_efd, 1))
-		perror("gpin-vmm: eventfd_write");
+		pr_err("eventfd_write: %s", strerror(errno));
 	for (i = 0; i < vm->ncpus; i++)
 		if (vm->vcpus && vm->vcpus[i])
 			vcpu__kick(vm->vcpus[i]);
@@ -514,8 +507,7 @@ int vm__start(struct vm *vm)
 	for (i = 0; i < vm->ncpus; i++) {
 		ret = vcpu__start(vm->vcpus[i]);
 		if (ret) {
-			fprintf(stderr, "gpin-vmm: starting vcpu%u: %s\n", i,
-				strerror(-ret));
+			pr_err("starting vcpu%u: %s", i, strerror(-ret));
 			vm__request_stop(vm, VM_STOP_ERROR, 0);
 			return ret;
 		}

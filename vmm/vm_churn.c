@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "log.h"
 #include "vm.h"
 #include "vm_churn.h"
 
@@ -75,18 +76,17 @@ int vm_churn__start(struct vm *vm)
 		return 0;
 	ret = -pthread_create(&vm->churn_thread, NULL, churn_thread, vm);
 	if (ret) {
-		fprintf(stderr, "gpin-vmm: starting the churn thread: %s\n",
-			strerror(-ret));
+		pr_err("starting the churn thread: %s", strerror(-ret));
 		return ret;
 	}
 	vm->churn_running = true;
 	if (vm->churn_hz)
-		fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB "
-			"%u times a second (benchmark aid)\n",
+		pr_info("churn: mmap/munmap of %u KiB "
+			"%u times a second (benchmark aid)",
 			vm->churn_kib, vm->churn_hz);
 	else
-		fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB "
-			"in a loop (benchmark aid)\n", vm->churn_kib);
+		pr_info("churn: mmap/munmap of %u KiB "
+			"in a loop (benchmark aid)", vm->churn_kib);
 	return 0;
 }
 
@@ -96,6 +96,6 @@ void vm_churn__join(struct vm *vm)
 		return;
 	pthread_join(vm->churn_thread, NULL);
 	vm->churn_running = false;
-	fprintf(stderr, "gpin-vmm: churn: %llu mmap/munmap cycles\n",
+	pr_info("churn: %llu mmap/munmap cycles",
 		(unsigned long long)vm->churn_cycles);
 }

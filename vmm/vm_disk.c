@@ -15,6 +15,7 @@
 
 #include "arch/x86/layout.h"
 #include "devices/virtio_blk.h"
+#include "log.h"
 #include "pci/host.h"
 #include "virtio/mmio.h"
 #include "virtio/pci.h"
@@ -97,8 +98,8 @@ static void vm_send_msi(void *opaque, uint64_t addr, uint32_t data)
 	 */
 	if (ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi) < 0 &&
 	    !__atomic_exchange_n(&vm->msi_failed, true, __ATOMIC_RELAXED))
-		fprintf(stderr, "gpin-vmm: KVM_SIGNAL_MSI to 0x%llx: %s "
-			"(reported once)\n", (unsigned long long)addr,
+		pr_warn("KVM_SIGNAL_MSI to 0x%llx: %s "
+			"(reported once)", (unsigned long long)addr,
 			strerror(errno));
 }
 
@@ -135,8 +136,8 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
 	int ret;
 
 	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI) <= 0) {
-		fprintf(stderr, "gpin-vmm: KVM lacks KVM_CAP_SIGNAL_MSI, "
-			"which transport=pci needs\n");
+		pr_err("KVM lacks KVM_CAP_SIGNAL_MSI, "
+		       "which transport=pci needs");
 		return -EINVAL;
 	}
 	p = virtio_pci__create(virtio_blk__dev(vm->disks[i]), mem, bar,
@@ -174,8 +175,7 @@ static const struct blk_backend_ops *disk_backend(const struct disk_options *d,
 		break;
 	}
 	have_gpin = access("/dev/gpin", F_OK) == 0;
-	fprintf(stderr, "gpin-vmm: blk%u: default pin=%s (%s)\n", i,
-		have_gpin ? "fast" : "kernel",
+	pr_info("blk%u: default pin=%s (%s)", i, have_gpin ? "fast" : "kernel",
 		have_gpin ? "/dev/gpin exists" : "no /dev/gpin: gpin.ko not loaded");
 	return have_gpin ? &blk_backend_gpin_fast_ops : &blk_backend_kernel_ops;
 }
@@ -198,7 +198,7 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 
 	vm->disks[i] = virtio_blk__create(&p, err, sizeof(err));
 	if (!vm->disks[i]) {
-		fprintf(stderr, "gpin-vmm: --disk %s\n", err);
+		pr_err("--disk %s", err);
 		return -EINVAL;
 	}
 	vm->ndisks = i + 1;
@@ -207,8 +207,7 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 	else
 		ret = vm_setup_disk_mmio(vm, i, &mem, p.nqueues);
 	if (ret)
-		fprintf(stderr, "gpin-vmm: --disk %s: %s\n", d->path,
-			strerror(-ret));
+		pr_err("--disk %s: %s", d->path, strerror(-ret));
 	return ret;
 }
 

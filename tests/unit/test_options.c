@@ -55,6 +55,20 @@ START_TEST(test_all_options)
 }
 END_TEST
 
+START_TEST(test_log_level)
+{
+	struct vm_options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", NULL), 0);
+	ck_assert_int_eq(o.log_level, LOG_LEVEL_INFO);
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "--quiet", NULL), 0);
+	ck_assert_int_eq(o.log_level, LOG_LEVEL_WARN);
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "-v", NULL), 0);
+	ck_assert_int_eq(o.log_level, LOG_LEVEL_DEBUG);
+}
+END_TEST
+
 START_TEST(test_help_version)
 {
 	struct vm_options o;
@@ -179,6 +193,7 @@ static Suite *options_suite(void)
 
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_all_options);
+	tcase_add_test(tc, test_log_level);
 	tcase_add_test(tc, test_help_version);
 	tcase_add_test(tc, test_churn);
 	tcase_add_loop_test(tc, test_good_sizes, 0,

@@ -12,6 +12,7 @@
 #include "api/request.h"
 #include "arch/x86/layout.h"
 #include "config.h"
+#include "log.h"
 #include "options.h"
 
 struct cfg_ctx {
@@ -19,16 +20,8 @@ struct cfg_ctx {
 	size_t errlen;
 };
 
-static int __attribute__((format(printf, 2, 3)))
-cfg_fail(struct cfg_ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->err, c->errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+/* The reason goes to the caller's buffer (log.h's convention). */
+#define cfg_fail(c, ...)	err__set((c)->err, (c)->errlen, __VA_ARGS__)
 
 /* Every key of @obj must be in @allowed (NULL-terminated). */
 static int check_keys(struct cfg_ctx *c, const char *where,

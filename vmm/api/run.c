@@ -25,6 +25,7 @@
 #include "arch/x86/boot.h"
 #include "config.h"
 #include "console.h"
+#include "log.h"
 #include "util.h"
 #include "vcpu.h"
 #include "vm.h"
@@ -270,7 +271,7 @@ static void server_handle(void *opaque, const char *method, const char *path,
 	v->pending = &c;
 	pthread_mutex_unlock(&v->lock);
 	if (eventfd_write(v->call_efd, 1))
-		perror("gpin-vmm: api: eventfd_write");
+		pr_err("api: eventfd_write: %s", strerror(errno));
 	pthread_mutex_lock(&v->lock);
 	while (!c.done)
 		pthread_cond_wait(&v->cond, &v->lock);
@@ -287,7 +288,7 @@ static void server_completed(void *opaque)
 	quit = v->quit_requested;
 	pthread_mutex_unlock(&v->lock);
 	if (quit && eventfd_write(v->quit_efd, 1))
-		perror("gpin-vmm: api: eventfd_write");
+		pr_err("api: eventfd_write: %s", strerror(errno));
 }
 
 static const struct api_server_ops server_ops = {
@@ -321,13 +322,13 @@ static void guest_stopped(struct vmm *v)
 {
 	switch (v->vm.stop_reason) {
 	case VM_STOP_PANIC:
-		fprintf(stderr, "gpin-vmm: guest kernel panicked\n");
+		pr_info("guest kernel panicked");
 		break;
 	case VM_STOP_ERROR:
-		fprintf(stderr, "gpin-vmm: the VM stopped on an error\n");
+		pr_err("the VM stopped on an error");
 		break;
 	default:
-		fprintf(stderr, "gpin-vmm: the guest stopped (status %d)\n",
+		pr_info("the guest stopped (status %d)",
 			vm__exit_status(&v->vm));
 		break;
 	}
@@ -369,7 +370,7 @@ static void serve(struct vmm *v)
 		if (poll(fds, 5, input && !want ? 20 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			perror("gpin-vmm: poll");
+			pr_err("poll: %s", strerror(errno));
 			v->status = 1;
 			return;
 		}
@@ -381,8 +382,7 @@ static void serve(struct vmm *v)
 					vm__print_state(&v->vm);
 				continue;
 			}
-			fprintf(stderr, "gpin-vmm: stopped by %s\n",
-				strsignal(si.ssi_signo));
+			pr_info("stopped by %s", strsignal(si.ssi_signo));
 			v->status = 128 + si.ssi_signo;
 			return;
 		}
@@ -413,18 +413,18 @@ int api__serve(const struct vm_options *opts, int sfd)
 	v.call_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	v.quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (v.call_efd < 0 || v.quit_efd < 0) {
-		perror("gpin-vmm: eventfd");
+		pr_err("eventfd: %s", strerror(errno));
 		return 1;
 	}
 	fd = opts->api_path ? api_server__listen_path(opts->api_path, err,
 						      sizeof(err)) : opts->api_fd;
 	if (fd < 0) {
-		fprintf(stderr, "gpin-vmm: --api-socket: %s\n", err);
+		pr_err("--api-socket: %s", err);
 		return 2;
 	}
 	srv = api_server__start(fd, &server_ops, &v, err, sizeof(err));
 	if (!srv) {
-		fprintf(stderr, "gpin-vmm: --api-socket: %s\n", err);
+		pr_err("--api-socket: %s", err);
 		return 1;
 	}
 	serve(&v);
