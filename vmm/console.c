@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/pty.h"
 #include "console.h"
 #include "log.h"
 
@@ -21,6 +22,32 @@ void console__init(struct console *con, int in_fd, int out_fd)
 	con->dropped = 0;
 	con->started = false;
 	con->stopping = false;
+}
+
+int console__open(struct console *con, enum vm_console kind, struct pty *pty)
+{
+	int ret;
+
+	switch (kind) {
+	case VM_CONSOLE_STDIO:
+		console__init(con, STDIN_FILENO, STDOUT_FILENO);
+		break;
+	case VM_CONSOLE_STDOUT:
+		console__init(con, -1, STDOUT_FILENO);
+		break;
+	case VM_CONSOLE_OFF:
+		console__init(con, -1, -1);	/* output dropped */
+		break;
+	case VM_CONSOLE_PTY:
+		if (pty->master < 0) {
+			ret = pty__open(pty);
+			if (ret)
+				return ret;
+		}
+		console__init(con, pty->master, pty->master);
+		break;
+	}
+	return 0;
 }
 
 /* The contiguous run of buffered bytes from the oldest; under @lock. */

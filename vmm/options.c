@@ -260,16 +260,16 @@ int options__parse_disk(const char *s, struct disk_options *d, char *err,
 {
 	char buf[PATH_MAX + 64], *rest = buf, *w;
 
-	*d = (struct disk_options) { .pin = DISK_PIN_DEFAULT, .io = DISK_IO_VCPU };
+	disk_config__init(&d->cfg);
 	if (strlen(s) >= sizeof(buf))
 		return err__set(err, errlen, "--disk: value too long");
 	strcpy(buf, s);
 	w = next_word(&rest);
 	if (!*w)
 		return err__set(err, errlen, "--disk '%s': no path", s);
-	if (strlen(w) >= sizeof(d->path))
-		return err__set(err, errlen, "--disk: path too long");
-	strcpy(d->path, w);
+	if (vm_config__set_string(d->path, sizeof(d->path), w, "--disk: path",
+				  err, errlen))
+		return -1;
 	while ((w = next_word(&rest)))
 		if (parse_disk_word(w, d, err, errlen))
 			return -1;
@@ -352,11 +352,8 @@ static int options__check(const struct vm_options *opts, bool vm_given,
 				"each other");
 	if (opts->domain || opts->api_fd >= 0 || opts->api_path)
 		return 0;
-	if (!opts->kernel)
+	if (!opts->kernel[0])
 		return err__set(err, errlen, "--kernel is required (see --help)");
-	if (strlen(opts->cmdline) + 1 > CMDLINE_MAX)
-		return err__set(err, errlen, "--cmdline is longer than %d bytes",
-				CMDLINE_MAX - 1);
 	return 0;
 }
 
@@ -367,12 +364,10 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 	int c;
 
 	*opts = (struct vm_options) {
-		.cmdline = DEFAULT_CMDLINE,
-		.ncpus = 1,
-		.mem_size = DEFAULT_MEM,
 		.api_fd = -1,
 		.log_level = LOG_LEVEL_INFO,
 	};
+	vm_config__init(&opts->vm);
 	/* Parsing may run more than once in a process (the unit tests). */
 	optind = 0;
 	opterr = 0;
@@ -382,13 +377,22 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 			vm_given = true;
 		switch (c) {
 		case OPT_KERNEL:
-			opts->kernel = optarg;
+			if (vm_config__set_string(opts->kernel,
+						  sizeof(opts->kernel), optarg,
+						  "--kernel", err, errlen))
+				return -1;
 			break;
 		case OPT_INITRD:
-			opts->initrd = optarg;
+			if (vm_config__set_string(opts->initrd,
+						  sizeof(opts->initrd), optarg,
+						  "--initrd", err, errlen))
+				return -1;
 			break;
 		case OPT_CMDLINE:
-			opts->cmdline = optarg;
+			if (vm_config__set_string(opts->cmdline,
+						  sizeof(opts->cmdline), optarg,
+						  "--cmdline", err, errlen))
+				return -1;
 			break;
 		case OPT_CPUS:
 			if (parse_cpus(optarg, &opts->ncpus))
@@ -409,16 +413,17 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 						(unsigned long long)(GUEST_MEM_MIN >> 20),
 						(unsigned long long)(GUEST_MEM_MAX >> 30));
 			break;
-		case OPT_DISK:
+		case OPT_DISK: {
+			struct disk_options d;
+
 			if (opts->ndisks == VM_DISKS_MAX)
 				return err__set(err, errlen, "at most %d --disk options",
 						VM_DISKS_MAX);
-			if (options__parse_disk(optarg,
-						&opts->disks[opts->ndisks],
-						err, errlen))
+			if (options__parse_disk(optarg, &d, err, errlen))
 				return -1;
-			opts->ndisks++;
+			opts->disks[opts->ndisks++] = d.cfg;
 			break;
+		}
 		case OPT_DOMAIN:
 			opts->domain = optarg;
 			break;

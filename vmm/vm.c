@@ -45,36 +45,36 @@ static const struct {
 	{ KVM_CAP_EXT_CPUID,		"EXT_CPUID" },
 };
 
-static int vm_open_kvm(struct vm *vm)
+static int vm_open_kvm(struct vm *vm, char *err, size_t errlen)
 {
 	unsigned int i;
 	int version;
 
 	vm->kvm_fd = open(KVM_DEV, O_RDWR | O_CLOEXEC);
 	if (vm->kvm_fd < 0) {
-		int err = errno;
+		int e = errno;
 
-		pr_err("cannot open %s: %s%s", KVM_DEV,
-		       strerror(err), err == ENOENT ?
-		       " (is KVM enabled and the kvm-intel/kvm-amd module loaded?)" : "");
-		return -err;
+		err__set(err, errlen, "cannot open %s: %s%s", KVM_DEV,
+			 strerror(e), e == ENOENT ? " (is KVM enabled and the "
+			 "kvm-intel/kvm-amd module loaded?)" : "");
+		return -e;
 	}
 	version = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
 	if (version != KVM_API_VERSION_NEEDED) {
-		pr_err("KVM API version %d, need %d",
-		       version, KVM_API_VERSION_NEEDED);
+		err__set(err, errlen, "KVM API version %d, need %d",
+			 version, KVM_API_VERSION_NEEDED);
 		return -EINVAL;
 	}
 	for (i = 0; i < sizeof(required_caps) / sizeof(required_caps[0]); i++) {
 		if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
 			  required_caps[i].cap) <= 0) {
-			pr_err("KVM lacks KVM_CAP_%s", required_caps[i].name);
+			err__set(err, errlen, "KVM lacks KVM_CAP_%s", required_caps[i].name);
 			return -EINVAL;
 		}
 	}
 	vm->vcpu_mmap_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (vm->vcpu_mmap_size <= 0) {
-		pr_err("KVM_GET_VCPU_MMAP_SIZE failed");
+		err__set(err, errlen, "KVM_GET_VCPU_MMAP_SIZE failed");
 		return -EINVAL;
 	}
 	return 0;
@@ -98,7 +98,7 @@ static int set_memory_region(struct vm *vm, uint32_t slot, uint64_t gpa,
  * plain anonymous pages of this process, as in any VMM.  RAM past the
  * MMIO hole is the same mapping's tail, mapped at 4 GiB.
  */
-static int vm_setup_ram(struct vm *vm, uint64_t size)
+static int vm_setup_ram(struct vm *vm, uint64_t size, char *err, size_t errlen)
 {
 	int ret;
 
@@ -109,8 +109,8 @@ static int vm_setup_ram(struct vm *vm, uint64_t size)
 	if (vm->ram == MAP_FAILED) {
 		vm->ram = NULL;
 		ret = -errno;
-		pr_err("cannot map %llu MiB of guest RAM: %s",
-		       (unsigned long long)(size >> 20), strerror(-ret));
+		err__set(err, errlen, "cannot map %llu MiB of guest RAM: %s",
+			 (unsigned long long)(size >> 20), strerror(-ret));
 		return ret;
 	}
 	/*
@@ -128,7 +128,7 @@ static int vm_setup_ram(struct vm *vm, uint64_t size)
 					size - vm->lowmem_size,
 					vm->ram + vm->lowmem_size);
 	if (ret)
-		pr_err("KVM_SET_USER_MEMORY_REGION: %s", strerror(-ret));
+		err__set(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(-ret));
 	return ret;
 }
 
@@ -148,7 +148,7 @@ static void add_route(struct kvm_irq_routing *r, uint32_t gsi, uint32_t chip,
  * 2 (the "IRQ0 -> GSI2" override).  KVM's default routes GSI 0 to pin 0,
  * where Linux never looks: its timer interrupts would be lost.
  */
-static int vm_setup_gsi_routing(struct vm *vm)
+static int vm_setup_gsi_routing(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_irq_routing *r;
 	uint32_t i;
@@ -172,30 +172,30 @@ static int vm_setup_gsi_routing(struct vm *vm)
 			add_route(r, i, KVM_IRQCHIP_IOAPIC, i);
 	ret = ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, r) ? -errno : 0;
 	if (ret)
-		pr_err("KVM_SET_GSI_ROUTING: %s", strerror(-ret));
+		err__set(err, errlen, "KVM_SET_GSI_ROUTING: %s", strerror(-ret));
 	free(r);
 	return ret;
 }
 
-static int vm_setup_irqchip(struct vm *vm)
+static int vm_setup_irqchip(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_pit_config pit = { .flags = 0 };
 
 	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, KVM_TSS_ADDR) < 0 ||
 	    ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR,
 		  &(uint64_t){ KVM_IDENTITY_MAP_ADDR }) < 0) {
-		pr_err("setting the TSS/identity map: %s", strerror(errno));
+		err__set(err, errlen, "setting the TSS/identity map: %s", strerror(errno));
 		return -errno;
 	}
 	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
-		pr_err("KVM_CREATE_IRQCHIP: %s", strerror(errno));
+		err__set(err, errlen, "KVM_CREATE_IRQCHIP: %s", strerror(errno));
 		return -errno;
 	}
 	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
-		pr_err("KVM_CREATE_PIT2: %s", strerror(errno));
+		err__set(err, errlen, "KVM_CREATE_PIT2: %s", strerror(errno));
 		return -errno;
 	}
-	return vm_setup_gsi_routing(vm);
+	return vm_setup_gsi_routing(vm, err, errlen);
 }
 
 static void serial_set_irq(void *opaque, int level)
@@ -223,7 +223,8 @@ static void guest_exit(void *opaque, uint8_t code)
 	vm__request_stop(opaque, VM_STOP_EXIT_DEVICE, code);
 }
 
-static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
+static int vm_setup_devices(struct vm *vm, const struct serial_backend *console,
+			    char *err, size_t errlen)
 {
 	struct serial_backend uart = *console;
 	int ret;
@@ -233,8 +234,10 @@ static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
 	vm->serial = serial__create(&uart);
 	vm->acpi_pm = acpi_pm__create(guest_poweroff, vm);
 	vm->pvpanic = pvpanic__create(guest_panicked, vm);
-	if (!vm->serial || !vm->acpi_pm || !vm->pvpanic)
+	if (!vm->serial || !vm->acpi_pm || !vm->pvpanic) {
+		err__set(err, errlen, "no memory for the devices");
 		return -ENOMEM;
+	}
 	vm->kbd = (struct i8042) { .reset = guest_reset, .opaque = vm };
 	vm->exit_port = (struct exit_port) { .exit = guest_exit, .opaque = vm };
 
@@ -249,10 +252,13 @@ static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
 		ret = acpi_pm__attach(vm->acpi_pm, &vm->pio);
 	if (!ret)
 		ret = pvpanic__attach(vm->pvpanic, &vm->pio);
+	if (ret)
+		err__set(err, errlen, "attaching the legacy devices: %s",
+			 strerror(-ret));
 	return ret;
 }
 
-static int vm_create_vcpus(struct vm *vm)
+static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_cpuid2 *cpuid;
 	unsigned int i;
@@ -261,7 +267,7 @@ static int vm_create_vcpus(struct vm *vm)
 	vm->vcpus = calloc(vm->ncpus, sizeof(*vm->vcpus));
 	cpuid = cpu__supported_cpuid(vm->kvm_fd);
 	if (!vm->vcpus || !cpuid) {
-		pr_err("cannot get the supported CPUID");
+		err__set(err, errlen, "cannot get the supported CPUID");
 		free(cpuid);
 		return -ENOMEM;
 	}
@@ -269,52 +275,52 @@ static int vm_create_vcpus(struct vm *vm)
 		vm->vcpus[i] = vcpu__create(vm, i);
 		if (!vm->vcpus[i]) {
 			ret = -errno;
-			pr_err("creating vcpu%u: %s", i, strerror(errno));
+			err__set(err, errlen, "creating vcpu%u: %s", i, strerror(errno));
 			break;
 		}
 		ret = cpu__set_cpuid(vm->vcpus[i]->fd, cpuid, i, vm->ncpus);
 		if (ret)
-			pr_err("KVM_SET_CPUID2 on vcpu%u: %s",
-			       i, strerror(-ret));
+			err__set(err, errlen, "KVM_SET_CPUID2 on vcpu%u: %s",
+				 i, strerror(-ret));
 	}
 	free(cpuid);
 	return ret;
 }
 
-int vm__create(struct vm *vm, const struct vm_options *opts,
-	       const struct serial_backend *console)
+int vm__create(struct vm *vm, const struct vm_config *cfg,
+	       const struct serial_backend *console, char *err, size_t errlen)
 {
 	int ret;
 
 	memset(vm, 0, sizeof(*vm));
 	vm->kvm_fd = vm->vm_fd = vm->stop_efd = -1;
-	vm->ncpus = opts->ncpus;
-	vm->churn_kib = opts->churn_kib;
-	vm->churn_hz = opts->churn_hz;
+	vm->ncpus = cfg->ncpus;
+	vm->churn_kib = cfg->churn_kib;
+	vm->churn_hz = cfg->churn_hz;
 	pthread_mutex_init(&vm->stop_lock, NULL);
 	pthread_cond_init(&vm->stop_cond, NULL);
 	bus__init(&vm->pio, "pio");
 	bus__init(&vm->mmio, "mmio");
 
-	ret = vm_open_kvm(vm);
+	ret = vm_open_kvm(vm, err, errlen);
 	if (ret)
 		goto err;
 	vm->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
 	if (vm->stop_efd < 0 || vm->vm_fd < 0) {
 		ret = -errno;
-		pr_err("KVM_CREATE_VM: %s", strerror(errno));
+		err__set(err, errlen, "KVM_CREATE_VM: %s", strerror(-ret));
 		goto err;
 	}
-	ret = vm_setup_ram(vm, opts->mem_size);
+	ret = vm_setup_ram(vm, cfg->mem_size, err, errlen);
 	if (!ret)
-		ret = vm_setup_irqchip(vm);
+		ret = vm_setup_irqchip(vm, err, errlen);
 	if (!ret)
-		ret = vm_setup_devices(vm, console);
+		ret = vm_setup_devices(vm, console, err, errlen);
 	if (!ret)
-		ret = vm_disk__setup_all(vm, opts);
+		ret = vm_disk__setup_all(vm, cfg, err, errlen);
 	if (!ret)
-		ret = vm_create_vcpus(vm);
+		ret = vm_create_vcpus(vm, err, errlen);
 	if (ret)
 		goto err;
 	return 0;
@@ -323,8 +329,8 @@ err:
 	return ret ? ret : -EINVAL;
 }
 
-int vm__load(struct vm *vm, const struct vm_options *opts,
-	     const struct boot_files *files, char *err, size_t errlen)
+int vm__load(struct vm *vm, const struct boot_files *files, char *err,
+	     size_t errlen)
 {
 	struct boot_ram ram = {
 		.base = vm->ram,
@@ -351,8 +357,8 @@ int vm__load(struct vm *vm, const struct vm_options *opts,
 	ret = acpi__build(vm->ram, vm->lowmem_size, vm->ncpus,
 			  vm->pci ? &pci : NULL, virtio, n);
 	if (ret) {
-		snprintf(err, errlen, "building ACPI tables: %s", strerror(-ret));
-		return -1;
+		return err__set(err, errlen, "building ACPI tables: %s",
+				strerror(-ret));
 	}
 	f.acpi_rsdp = ACPI_RSDP_START;
 	if (boot__load(&ram, &f, &info, err, errlen))
@@ -360,9 +366,8 @@ int vm__load(struct vm *vm, const struct vm_options *opts,
 	ret = cpu__setup_boot_regs(vm->vcpus[0]->fd, info.entry,
 				   ZERO_PAGE_START);
 	if (ret) {
-		snprintf(err, errlen, "setting up the boot vCPU: %s",
-			 strerror(-ret));
-		return -1;
+		return err__set(err, errlen, "setting up the boot vCPU: %s",
+				strerror(-ret));
 	}
 	return 0;
 }

@@ -17,7 +17,7 @@
 #include "devices/exit_port.h"
 #include "devices/i8042.h"
 #include "devices/rtc.h"
-#include "options.h"
+#include "vm_config.h"
 #include "devices/serial.h"
 
 struct vcpu;
@@ -95,15 +95,29 @@ struct vm {
 };
 
 /*
- * Opens KVM and builds the machine: RAM, irqchip, PIT, legacy devices and
- * the vCPUs.  @console is where the UART's output goes.  0 or -errno,
- * with the reason printed.
+ * Builds and starts the VM @cfg describes, as every front end does (the
+ * command line and --domain in main.c, vm.boot in api/run.c): maps the
+ * kernel and initrd and checks the kernel, creates the machine, locks
+ * guest RAM when asked, loads the guest, unmaps the images (guest RAM
+ * holds them now) and starts the vCPUs.  @console is where the UART's
+ * output goes.  Returns 0; -ENOEXEC when the images cannot boot
+ * (unreadable, not a bzImage, too large for guest RAM: a bad
+ * configuration), or another -errno when the VMM failed; the reason in
+ * @err.  On failure @vm holds nothing to destroy.
  */
-int vm__create(struct vm *vm, const struct vm_options *opts,
-	       const struct serial_backend *console);
+int vm__boot(struct vm *vm, const struct vm_config *cfg,
+	     const struct serial_backend *console, char *err, size_t errlen);
+
+/*
+ * vm__boot()'s steps.  vm__create() opens KVM and builds the machine:
+ * RAM, irqchip, PIT, legacy devices, disks and the vCPUs; 0 or -errno
+ * with the reason in @err (then @vm is destroyed already).
+ */
+int vm__create(struct vm *vm, const struct vm_config *cfg,
+	       const struct serial_backend *console, char *err, size_t errlen);
 /* Loads kernel, initrd, command line and ACPI tables; 0 or -1 with @err. */
-int vm__load(struct vm *vm, const struct vm_options *opts,
-	     const struct boot_files *files, char *err, size_t errlen);
+int vm__load(struct vm *vm, const struct boot_files *files, char *err,
+	     size_t errlen);
 void vm__destroy(struct vm *vm);
 /*
  * SIGUSR1: the disks' counters as at exit, each vCPU's exits and place;

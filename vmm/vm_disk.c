@@ -135,11 +135,9 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
 	unsigned int q;
 	int ret;
 
-	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI) <= 0) {
-		pr_err("KVM lacks KVM_CAP_SIGNAL_MSI, "
-		       "which transport=pci needs");
-		return -EINVAL;
-	}
+	/* vm_setup_disk() names what is missing */
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI) <= 0)
+		return -EOPNOTSUPP;
 	p = virtio_pci__create(virtio_blk__dev(vm->disks[i]), mem, bar,
 			       vm_send_msi, vm);
 	if (!p)
@@ -159,7 +157,7 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
  * Who pins a disk's buffers.  The default is gpin.ko's fast path when the
  * module is there (/dev/gpin exists), else the kernel's own (io_uring).
  */
-static const struct blk_backend_ops *disk_backend(const struct disk_options *d,
+static const struct blk_backend_ops *disk_backend(const struct disk_config *d,
 						  unsigned int i)
 {
 	bool have_gpin;
@@ -180,8 +178,8 @@ static const struct blk_backend_ops *disk_backend(const struct disk_options *d,
 	return have_gpin ? &blk_backend_gpin_fast_ops : &blk_backend_kernel_ops;
 }
 
-static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
-			 unsigned int i)
+static int vm_setup_disk(struct vm *vm, const struct disk_config *d,
+			 unsigned int i, char *err, size_t errlen)
 {
 	struct virtq_mem mem = { .translate = vm_translate, .opaque = vm };
 	struct virtio_blk_params p = {
@@ -193,12 +191,12 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 		.backend = disk_backend(d, i),
 		.index = i,
 	};
-	char err[256];
+	char why[256];
 	int ret;
 
-	vm->disks[i] = virtio_blk__create(&p, err, sizeof(err));
+	vm->disks[i] = virtio_blk__create(&p, why, sizeof(why));
 	if (!vm->disks[i]) {
-		pr_err("--disk %s", err);
+		err__set(err, errlen, "--disk %s", why);
 		return -EINVAL;
 	}
 	vm->ndisks = i + 1;
@@ -206,8 +204,11 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 		ret = vm_setup_disk_pci(vm, i, &mem, p.nqueues);
 	else
 		ret = vm_setup_disk_mmio(vm, i, &mem, p.nqueues);
-	if (ret)
-		pr_err("--disk %s: %s", d->path, strerror(-ret));
+	if (ret == -EOPNOTSUPP)
+		err__set(err, errlen, "--disk %s: KVM lacks KVM_CAP_SIGNAL_MSI, "
+			 "which transport=pci needs", d->path);
+	else if (ret)
+		err__set(err, errlen, "--disk %s: %s", d->path, strerror(-ret));
 	return ret;
 }
 
@@ -215,14 +216,17 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
  * Disk i on virtio-mmio has window and GSI i, and the DSDT lists those
  * disks in this order; disks on PCI take the PCI slots in this order.
  */
-int vm_disk__setup_all(struct vm *vm, const struct vm_options *opts)
+int vm_disk__setup_all(struct vm *vm, const struct vm_config *cfg, char *err,
+		       size_t errlen)
 {
 	unsigned int i;
 	int ret;
 
 	ret = vm_setup_pci_host(vm);
-	for (i = 0; i < opts->ndisks && !ret; i++)
-		ret = vm_setup_disk(vm, &opts->disks[i], i);
+	if (ret)
+		err__set(err, errlen, "PCI host bridge: %s", strerror(-ret));
+	for (i = 0; i < cfg->ndisks && !ret; i++)
+		ret = vm_setup_disk(vm, &cfg->disks[i], i, err, errlen);
 	return ret;
 }
 

@@ -327,10 +327,11 @@ END_TEST
 
 START_TEST(test_apply)
 {
-	struct vm_options o = { .api_fd = -1 };
+	struct vm_config o;
 	struct domain d;
 	char err[512];
 
+	vm_config__init(&o);
 	ck_assert_msg(!parse(&d, full_xml, NULL, err), "%s", err);
 	ck_assert_int_eq(config__apply_domain(&d, &o, err, sizeof(err)), 0);
 	ck_assert_str_eq(o.kernel, "/k");
@@ -339,7 +340,7 @@ START_TEST(test_apply)
 	ck_assert_uint_eq(o.ncpus, 4);
 	ck_assert_uint_eq(o.mem_size, 1ULL << 30);
 	ck_assert(o.mem_locked);
-	ck_assert(o.console_pty);
+	ck_assert_int_eq(o.console, VM_CONSOLE_PTY);
 	ck_assert_uint_eq(o.ndisks, 2);
 	ck_assert_str_eq(o.disks[0].path, "/img/a");
 	ck_assert(o.disks[0].ro);

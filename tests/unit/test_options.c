@@ -29,7 +29,7 @@ START_TEST(test_defaults)
 
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", NULL), 0);
 	ck_assert_str_eq(o.kernel, "bz");
-	ck_assert_ptr_null(o.initrd);
+	ck_assert_str_eq(o.initrd, "");
 	ck_assert_str_eq(o.cmdline, DEFAULT_CMDLINE);
 	ck_assert_uint_eq(o.ncpus, 1);
 	ck_assert_uint_eq(o.mem_size, DEFAULT_MEM);

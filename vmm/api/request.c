@@ -69,8 +69,9 @@ static int get_u64(struct cfg_ctx *c, json_object *obj, const char *where,
 	return 0;
 }
 
+/* A string into a @size-byte field of the config; 1 when absent. */
 static int get_string(struct cfg_ctx *c, json_object *obj, const char *where,
-		      const char *key, char **out)
+		      const char *key, char *out, size_t size)
 {
 	json_object *v = get(obj, key);
 
@@ -80,9 +81,11 @@ static int get_string(struct cfg_ctx *c, json_object *obj, const char *where,
 	    !json_object_get_string_len(v))
 		return cfg_fail(c, "%s.%s: expected a non-empty string", where,
 				key);
-	free(*out);
-	*out = strdup(json_object_get_string(v));
-	return *out ? 0 : cfg_fail(c, "out of memory");
+	if ((size_t)json_object_get_string_len(v) >= size)
+		return cfg_fail(c, "%s.%s: longer than %zu bytes", where, key,
+				size - 1);
+	strcpy(out, json_object_get_string(v));
+	return 0;
 }
 
 static int parse_cpus(struct cfg_ctx *c, json_object *cpus,
@@ -107,7 +110,7 @@ static int parse_cpus(struct cfg_ctx *c, json_object *cpus,
 				"gpin-vmm has no vCPU hotplug",
 				(unsigned long long)max,
 				(unsigned long long)boot);
-	cfg->vcpus = boot;
+	cfg->vm.ncpus = boot;
 	return 0;
 }
 
@@ -128,20 +131,20 @@ static int parse_memory(struct cfg_ctx *c, json_object *mem,
 				"%llu MiB to %llu GiB", (unsigned long long)size,
 				(unsigned long long)(GUEST_MEM_MIN >> 20),
 				(unsigned long long)(GUEST_MEM_MAX >> 30));
-	cfg->mem_size = size;
+	cfg->vm.mem_size = size;
 	return 0;
 }
 
 /* {"path": …} objects of the older API: kernel, initramfs. */
 static int parse_path_obj(struct cfg_ctx *c, json_object *obj,
-			  const char *where, char **out)
+			  const char *where, char *out, size_t size)
 {
 	static const char *const keys[] = { "path", NULL };
 	int r;
 
 	if (check_keys(c, where, obj, keys))
 		return -1;
-	r = get_string(c, obj, where, "path", out);
+	r = get_string(c, obj, where, "path", out, size);
 	return r > 0 ? cfg_fail(c, "%s.path is required", where) : r;
 }
 
@@ -150,13 +153,21 @@ static int parse_payload(struct cfg_ctx *c, json_object *p,
 {
 	static const char *const keys[] = { "kernel", "cmdline", "initramfs",
 					    NULL };
+	struct vm_config *vm = &cfg->vm;
+	int r;
 
 	if (check_keys(c, "payload", p, keys))
 		return -1;
-	if (get_string(c, p, "payload", "kernel", &cfg->kernel) < 0 ||
-	    get_string(c, p, "payload", "cmdline", &cfg->cmdline) < 0 ||
-	    get_string(c, p, "payload", "initramfs", &cfg->initramfs) < 0)
+	if (get_string(c, p, "payload", "kernel", vm->kernel,
+		       sizeof(vm->kernel)) < 0 ||
+	    get_string(c, p, "payload", "initramfs", vm->initrd,
+		       sizeof(vm->initrd)) < 0)
 		return -1;
+	r = get_string(c, p, "payload", "cmdline", vm->cmdline,
+		       sizeof(vm->cmdline));
+	if (r < 0)
+		return -1;
+	cfg->cmdline_given |= r == 0;
 	return 0;
 }
 
@@ -170,19 +181,21 @@ static int parse_disks(struct cfg_ctx *c, json_object *disks,
 	if (!json_object_is_type(disks, json_type_array))
 		return cfg_fail(c, "disks: expected an array");
 	n = json_object_array_length(disks);
-	if (n > API_DISKS_MAX)
+	if (n > VM_DISKS_MAX)
 		return cfg_fail(c, "disks: %zu; gpin-vmm serves %d", n,
-				API_DISKS_MAX);
+				VM_DISKS_MAX);
 	for (i = 0; i < n; i++) {
 		json_object *d = json_object_array_get_idx(disks, i), *v;
-		struct api_disk *disk = &cfg->disks[cfg->ndisks];
+		struct disk_config *disk = &cfg->vm.disks[i];
 		uint64_t q = 0;
 		int r;
 
 		if (check_keys(c, "disks[]", d, keys))
 			return -1;
-		cfg->ndisks++;
-		r = get_string(c, d, "disks[]", "path", &disk->path);
+		disk_config__init(disk);
+		cfg->vm.ndisks++;
+		r = get_string(c, d, "disks[]", "path", disk->path,
+			       sizeof(disk->path));
 		if (r)
 			return r < 0 ? -1 : cfg_fail(c, "disks[%zu].path is "
 						     "required", i);
@@ -190,7 +203,7 @@ static int parse_disks(struct cfg_ctx *c, json_object *disks,
 		if (v && !json_object_is_type(v, json_type_boolean))
 			return cfg_fail(c, "disks[%zu].readonly: expected a "
 					"boolean", i);
-		disk->readonly = v && json_object_get_boolean(v);
+		disk->ro = v && json_object_get_boolean(v);
 		v = get(d, "direct");
 		if (v && !json_object_is_type(v, json_type_boolean))
 			return cfg_fail(c, "disks[%zu].direct: expected a "
@@ -198,11 +211,25 @@ static int parse_disks(struct cfg_ctx *c, json_object *disks,
 		/* direct=false is honoured as direct I/O too: gpin-vmm has no other. */
 		if (get_u64(c, d, "disks[]", "num_queues", &q) < 0)
 			return -1;
-		if (q > 64)
-			return cfg_fail(c, "disks[%zu].num_queues: at most 64", i);
+		if (q > DISK_QUEUES_MAX)
+			return cfg_fail(c, "disks[%zu].num_queues: at most %d", i,
+					DISK_QUEUES_MAX);
 		disk->queues = q;
 	}
 	return 0;
+}
+
+/*
+ * gpin-vmm has one UART: on a PTY when serial or console asks for one,
+ * else on stdout when one asks for "Tty", else nowhere.
+ */
+static enum vm_console console_of(const struct api_vm_config *cfg)
+{
+	if (cfg->serial == API_CONSOLE_PTY || cfg->console == API_CONSOLE_PTY)
+		return VM_CONSOLE_PTY;
+	if (cfg->serial == API_CONSOLE_TTY || cfg->console == API_CONSOLE_TTY)
+		return VM_CONSOLE_STDOUT;
+	return VM_CONSOLE_OFF;
 }
 
 static int parse_console(struct cfg_ctx *c, json_object *obj,
@@ -244,11 +271,10 @@ int api__parse_vm_config(const char *body, size_t len,
 	int ret = -1;
 
 	*cfg = (struct api_vm_config) {
-		.vcpus = 1,
-		.mem_size = DEFAULT_MEM,
 		.serial = API_CONSOLE_OFF,
 		.console = API_CONSOLE_TTY,
 	};
+	vm_config__init(&cfg->vm);
 	tok = json_tokener_new();
 	if (!tok)
 		return cfg_fail(&c, "out of memory");
@@ -273,17 +299,24 @@ int api__parse_vm_config(const char *body, size_t len,
 	if ((v = get(root, "payload")) && parse_payload(&c, v, cfg))
 		goto out;
 	if ((v = get(root, "kernel")) &&
-	    parse_path_obj(&c, v, "kernel", &cfg->kernel))
+	    parse_path_obj(&c, v, "kernel", cfg->vm.kernel,
+			   sizeof(cfg->vm.kernel)))
 		goto out;
 	if ((v = get(root, "initramfs")) &&
-	    parse_path_obj(&c, v, "initramfs", &cfg->initramfs))
+	    parse_path_obj(&c, v, "initramfs", cfg->vm.initrd,
+			   sizeof(cfg->vm.initrd)))
 		goto out;
 	if ((v = get(root, "cmdline"))) {
 		static const char *const ckeys[] = { "args", NULL };
+		int r;
 
-		if (check_keys(&c, "cmdline", v, ckeys) ||
-		    get_string(&c, v, "cmdline", "args", &cfg->cmdline) < 0)
+		if (check_keys(&c, "cmdline", v, ckeys))
 			goto out;
+		r = get_string(&c, v, "cmdline", "args", cfg->vm.cmdline,
+			       sizeof(cfg->vm.cmdline));
+		if (r < 0)
+			goto out;
+		cfg->cmdline_given |= r == 0;
 	}
 	if ((v = get(root, "disks")) && parse_disks(&c, v, cfg))
 		goto out;
@@ -293,34 +326,17 @@ int api__parse_vm_config(const char *body, size_t len,
 	if ((v = get(root, "console")) &&
 	    parse_console(&c, v, "console", &cfg->console))
 		goto out;
-	if (!cfg->kernel) {
+	if (!cfg->vm.kernel[0]) {
 		cfg_fail(&c, "no kernel (payload.kernel or kernel.path): "
 			 "gpin-vmm boots a bzImage directly");
 		goto out;
 	}
-	if (cfg->cmdline && strlen(cfg->cmdline) >= CMDLINE_MAX) {
-		cfg_fail(&c, "cmdline longer than %d bytes", CMDLINE_MAX - 1);
-		goto out;
-	}
+	cfg->vm.console = console_of(cfg);
 	ret = 0;
 out:
 	json_object_put(root);
 	json_tokener_free(tok);
-	if (ret)
-		api__free_vm_config(cfg);
 	return ret;
-}
-
-void api__free_vm_config(struct api_vm_config *cfg)
-{
-	unsigned int i;
-
-	for (i = 0; i < cfg->ndisks; i++)
-		free(cfg->disks[i].path);
-	free(cfg->kernel);
-	free(cfg->cmdline);
-	free(cfg->initramfs);
-	memset(cfg, 0, sizeof(*cfg));
 }
 
 const char *api__state_name(enum api_vm_state s)
@@ -403,15 +419,15 @@ static json_object *path_obj(const char *path)
 
 static void vm_info(struct api *api, struct api_response *r)
 {
-	const struct api_vm_config *cfg = &api->cfg;
+	const struct vm_config *cfg = &api->cfg.vm;
 	json_object *o = json_object_new_object(), *conf, *cpus, *mem, *payload;
 	json_object *disks;
 	unsigned int i;
 
 	conf = json_object_new_object();
 	cpus = json_object_new_object();
-	json_object_object_add(cpus, "boot_vcpus", json_object_new_int(cfg->vcpus));
-	json_object_object_add(cpus, "max_vcpus", json_object_new_int(cfg->vcpus));
+	json_object_object_add(cpus, "boot_vcpus", json_object_new_int(cfg->ncpus));
+	json_object_object_add(cpus, "max_vcpus", json_object_new_int(cfg->ncpus));
 	json_object_object_add(conf, "cpus", cpus);
 	mem = json_object_new_object();
 	json_object_object_add(mem, "size", json_object_new_int64(cfg->mem_size));
@@ -419,12 +435,12 @@ static void vm_info(struct api *api, struct api_response *r)
 	payload = json_object_new_object();
 	json_object_object_add(payload, "kernel",
 			       json_object_new_string(cfg->kernel));
-	if (cfg->cmdline)
+	if (api->cfg.cmdline_given)
 		json_object_object_add(payload, "cmdline",
 				       json_object_new_string(cfg->cmdline));
-	if (cfg->initramfs)
+	if (cfg->initrd[0])
 		json_object_object_add(payload, "initramfs",
-				       json_object_new_string(cfg->initramfs));
+				       json_object_new_string(cfg->initrd));
 	json_object_object_add(conf, "payload", payload);
 	/* The older spelling too, for clients of either API version. */
 	json_object_object_add(conf, "kernel", path_obj(cfg->kernel));
@@ -435,7 +451,7 @@ static void vm_info(struct api *api, struct api_response *r)
 		json_object_object_add(d, "path",
 				       json_object_new_string(cfg->disks[i].path));
 		json_object_object_add(d, "readonly",
-				       json_object_new_boolean(cfg->disks[i].readonly));
+				       json_object_new_boolean(cfg->disks[i].ro));
 		json_object_object_add(d, "direct", json_object_new_boolean(1));
 		if (cfg->disks[i].queues)
 			json_object_object_add(d, "num_queues",
@@ -443,8 +459,10 @@ static void vm_info(struct api *api, struct api_response *r)
 		json_object_array_add(disks, d);
 	}
 	json_object_object_add(conf, "disks", disks);
-	json_object_object_add(conf, "serial", console_json(api, cfg->serial));
-	json_object_object_add(conf, "console", console_json(api, cfg->console));
+	json_object_object_add(conf, "serial",
+			       console_json(api, api->cfg.serial));
+	json_object_object_add(conf, "console",
+			       console_json(api, api->cfg.console));
 	json_object_object_add(o, "config", conf);
 	json_object_object_add(o, "state",
 			       json_object_new_string(api__state_name(api->state)));
@@ -535,8 +553,6 @@ void api__free(struct api *api)
 {
 	if (api->state == API_VM_RUNNING || api->state == API_VM_PAUSED)
 		api->ops->stop(api->opaque);
-	if (api->state != API_VM_NONE)
-		api__free_vm_config(&api->cfg);
 	api->state = API_VM_NONE;
 }
 
@@ -559,7 +575,7 @@ static void do_boot(struct api *api, struct api_response *r)
 
 	if (api->state != API_VM_CREATED && api->state != API_VM_SHUTDOWN)
 		return wrong_state(api, "vm.boot", r);
-	if (api->ops->boot(api->opaque, &api->cfg, err, sizeof(err)))
+	if (api->ops->boot(api->opaque, &api->cfg.vm, err, sizeof(err)))
 		return respond_error(r, 500, "vm.boot: %s", err);
 	api->state = API_VM_RUNNING;
 	respond_empty(r);
@@ -573,16 +589,16 @@ static bool running(const struct api *api)
 static void dispatch(struct api *api, enum endpoint ep, const char *body,
 		     size_t len, struct api_response *r)
 {
-	struct api_vm_config cfg;
 	char err[512];
 
 	switch (ep) {
 	case EP_VM_CREATE:
 		if (api->state != API_VM_NONE)
 			return wrong_state(api, "vm.create", r);
-		if (api__parse_vm_config(body, len, &cfg, err, sizeof(err)))
+		/* into api->cfg: it counts only from CREATED on */
+		if (api__parse_vm_config(body, len, &api->cfg, err,
+					 sizeof(err)))
 			return respond_error(r, 400, "vm.create: %s", err);
-		api->cfg = cfg;
 		api->state = API_VM_CREATED;
 		return respond_empty(r);
 	case EP_VM_BOOT:

@@ -22,11 +22,9 @@
 #include "api/pty.h"
 #include "api/request.h"
 #include "api/server.h"
-#include "arch/x86/boot.h"
 #include "config.h"
 #include "console.h"
 #include "log.h"
-#include "util.h"
 #include "vcpu.h"
 #include "vm.h"
 
@@ -69,117 +67,27 @@ void api__print_version(FILE *out, const char *argv0)
 
 /* ---- the backend: the real VM ---- */
 
-static int fail(char *err, size_t errlen, const char *what, const char *path,
-		int e)
-{
-	snprintf(err, errlen, "%s '%s': %s", what, path, strerror(e));
-	return -1;
-}
-
-static int open_console(struct vmm *v, const struct api_vm_config *cfg)
-{
-	int ret;
-
-	if (cfg->serial == API_CONSOLE_PTY || cfg->console == API_CONSOLE_PTY) {
-		/* One PTY for the VMM's life: its path survives vm.reboot. */
-		if (v->pty.master < 0) {
-			ret = pty__open(&v->pty);
-			if (ret)
-				return ret;
-		}
-		console__init(&v->con, v->pty.master, v->pty.master);
-	} else if (cfg->serial == API_CONSOLE_TTY ||
-		   cfg->console == API_CONSOLE_TTY) {
-		console__init(&v->con, -1, STDOUT_FILENO);
-	} else {
-		console__init(&v->con, -1, -1);	/* output dropped */
-	}
-	return 0;
-}
-
-static int backend_boot(void *opaque, const struct api_vm_config *cfg,
-			char *err, size_t errlen)
+static int backend_boot(void *opaque, const struct vm_config *cfg, char *err,
+			size_t errlen)
 {
 	struct vmm *v = opaque;
-	struct vm_options o = {
-		.kernel = cfg->kernel,
-		.initrd = cfg->initramfs,
-		.cmdline = cfg->cmdline ? cfg->cmdline : DEFAULT_CMDLINE,
-		.ncpus = cfg->vcpus,
-		.mem_size = cfg->mem_size,
-		.api_fd = -1,
-	};
 	struct serial_backend uart = { .tx = console__tx, .tx_opaque = &v->con };
-	struct boot_files files = { .cmdline = o.cmdline };
-	struct mapped_file kernel = { 0 }, initrd = { 0 };
-	unsigned int i;
-	int ret = -1, e;
+	int ret;
 
-	for (i = 0; i < cfg->ndisks; i++) {
-		char spec[PATH_MAX + 32], why[256];
-
-		snprintf(spec, sizeof(spec), "%s%s", cfg->disks[i].path,
-			 cfg->disks[i].readonly ? ",ro" : "");
-		if (cfg->disks[i].queues)
-			snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec),
-				 ",queues=%u", cfg->disks[i].queues);
-		if (strchr(cfg->disks[i].path, ',') ||
-		    options__parse_disk(spec, &o.disks[i], why, sizeof(why))) {
-			snprintf(err, errlen, "disk '%s': %s", cfg->disks[i].path,
-				 strchr(cfg->disks[i].path, ',') ?
-				 "a comma in the path" : why);
-			return -1;
-		}
-		o.ndisks++;
-	}
-	e = -map_file(o.kernel, &kernel);
-	if (e)
-		return fail(err, errlen, "kernel", o.kernel, e);
-	files.kernel = kernel.data;
-	files.kernel_size = kernel.size;
-	if (boot__check_bzimage(kernel.data, kernel.size, err, errlen))
-		goto out;
-	if (o.initrd) {
-		e = -map_file(o.initrd, &initrd);
-		if (e) {
-			fail(err, errlen, "initramfs", o.initrd, e);
-			goto out;
-		}
-		files.initrd = initrd.data;
-		files.initrd_size = initrd.size;
-	}
-	e = -open_console(v, cfg);
-	if (e) {
-		snprintf(err, errlen, "console PTY: %s", strerror(e));
-		goto out;
-	}
-	e = -console__start(&v->con);
-	if (e) {
-		snprintf(err, errlen, "console output thread: %s", strerror(e));
-		goto out;
-	}
-	if (vm__create(&v->vm, &o, &uart)) {
-		snprintf(err, errlen, "cannot create the VM (see the VMM's log)");
-		goto out;
-	}
-	e = vm__load(&v->vm, &o, &files, err, errlen);
-	/* in guest RAM now: the VMM keeps no copy */
-	unmap_file(&kernel);
-	unmap_file(&initrd);
-	if (e || vm__start(&v->vm)) {
-		vm__request_stop(&v->vm, VM_STOP_ERROR, 0);
-		vm__join(&v->vm);
-		vm__destroy(&v->vm);
-		goto out;
+	/* One PTY for the VMM's life: its path survives vm.reboot. */
+	ret = console__open(&v->con, cfg->console, &v->pty);
+	if (ret)
+		return err__set(err, errlen, "console PTY: %s", strerror(-ret));
+	ret = console__start(&v->con);
+	if (ret)
+		return err__set(err, errlen, "console output thread: %s",
+				strerror(-ret));
+	if (vm__boot(&v->vm, cfg, &uart, err, errlen)) {
+		console__stop(&v->con);
+		return -1;
 	}
 	v->vm_live = true;
-	ret = 0;
-out:
-	if (ret)
-		console__stop(&v->con);
-	unmap_file(&kernel);
-	unmap_file(&initrd);
-	return ret;
+	return 0;
 }
 
 static void vm_end(struct vmm *v)

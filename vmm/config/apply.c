@@ -3,82 +3,92 @@
 #include <string.h>
 
 #include "config/apply.h"
+#include "log.h"
 
-/* The domain's disk as a --disk value, parsed by the --disk parser. */
-static int apply_disk(const struct domain_disk *disk, struct disk_options *out,
+static const enum disk_pin domain_pins[] = {
+	[DOMAIN_PIN_KERNEL] = DISK_PIN_KERNEL,
+	[DOMAIN_PIN_FAST] = DISK_PIN_FAST,
+	[DOMAIN_PIN_LOCKED] = DISK_PIN_LOCKED,
+};
+
+static int apply_disk(const struct domain_disk *disk, struct disk_config *out,
 		      char *err, size_t errlen)
 {
-	char spec[PATH_MAX + 96], why[256];
-	int n;
-
-	if (strchr(disk->path, ','))
-		return snprintf(err, errlen, "disk '%s': gpin-vmm cannot take a "
-				"path with a comma (%s)", disk->target,
-				disk->path), -1;
-	n = snprintf(spec, sizeof(spec), "%s%s,pin=%s,io=%s", disk->path,
-		     disk->readonly ? ",ro" : "", domain__pin_name(disk->pin),
-		     domain__service_name(disk->service));
-	if (disk->queues && n > 0 && (size_t)n < sizeof(spec))
-		n += snprintf(spec + n, sizeof(spec) - n, ",queues=%u",
-			      disk->queues);
-	if (disk->no_event_idx && n > 0 && (size_t)n < sizeof(spec))
-		n += snprintf(spec + n, sizeof(spec) - n, ",event_idx=off");
-	if (disk->bus != DOMAIN_BUS_DEFAULT && n > 0 && (size_t)n < sizeof(spec))
-		n += snprintf(spec + n, sizeof(spec) - n, ",transport=%s",
-			      disk->bus == DOMAIN_BUS_PCI ? "pci" : "mmio");
-	if (n < 0 || (size_t)n >= sizeof(spec))
-		return snprintf(err, errlen, "disk '%s': path too long",
-				disk->target), -1;
-	if (options__parse_disk(spec, out, why, sizeof(why)))
-		return snprintf(err, errlen, "disk '%s': %s", disk->target,
-				why), -1;
+	disk_config__init(out);
+	if (strlen(disk->path) >= sizeof(out->path))
+		return err__set(err, errlen, "disk '%s': path too long",
+				disk->target);
+	strcpy(out->path, disk->path);
+	out->ro = disk->readonly;
+	out->pin = domain_pins[disk->pin];
+	out->io = disk->service == DOMAIN_SERVICE_IOTHREAD ?
+		  DISK_IO_IOTHREAD : DISK_IO_VCPU;
+	out->queues = disk->queues;
+	out->no_event_idx = disk->no_event_idx;
+	out->transport = disk->bus == DOMAIN_BUS_PCI ? DISK_TRANSPORT_PCI :
+			 DISK_TRANSPORT_MMIO;
 	return 0;
 }
 
-int config__apply_domain(const struct domain *d, struct vm_options *opts,
+int config__apply_domain(const struct domain *d, struct vm_config *cfg,
 			 char *err, size_t errlen)
 {
 	unsigned int i;
 
-	opts->kernel = d->kernel;
-	opts->initrd = d->initrd;
-	opts->cmdline = d->cmdline ? d->cmdline : DEFAULT_CMDLINE;
-	opts->ncpus = d->vcpus;
-	opts->mem_size = d->mem_bytes;
-	opts->mem_locked = d->mem_locked;
-	opts->console_pty = d->console == DOMAIN_CONSOLE_PTY;
+	if (vm_config__set_string(cfg->kernel, sizeof(cfg->kernel), d->kernel,
+				  "<kernel>", err, errlen) ||
+	    vm_config__set_string(cfg->initrd, sizeof(cfg->initrd),
+				  d->initrd ? d->initrd : "", "<initrd>", err,
+				  errlen) ||
+	    vm_config__set_string(cfg->cmdline, sizeof(cfg->cmdline),
+				  d->cmdline ? d->cmdline : DEFAULT_CMDLINE,
+				  "<cmdline>", err, errlen))
+		return -1;
+	cfg->ncpus = d->vcpus;
+	cfg->mem_size = d->mem_bytes;
+	cfg->mem_locked = d->mem_locked;
+	cfg->console = d->console == DOMAIN_CONSOLE_PTY ? VM_CONSOLE_PTY :
+			VM_CONSOLE_STDIO;
 	if (d->ndisks > VM_DISKS_MAX)
-		return snprintf(err, errlen, "%u disks; gpin-vmm serves %d",
-				d->ndisks, VM_DISKS_MAX), -1;
+		return err__set(err, errlen, "%u disks; gpin-vmm serves %d",
+				d->ndisks, VM_DISKS_MAX);
 	for (i = 0; i < d->ndisks; i++)
-		if (apply_disk(&d->disks[i], &opts->disks[i], err, errlen))
+		if (apply_disk(&d->disks[i], &cfg->disks[i], err, errlen))
 			return -1;
-	opts->ndisks = d->ndisks;
+	cfg->ndisks = d->ndisks;
 	return 0;
 }
 
-static const char *console_name(const struct vm_options *opts)
+static const char *console_name(enum vm_console c)
 {
-	if (opts->console_pty)
+	switch (c) {
+	case VM_CONSOLE_PTY:
 		return "pty (a new pseudo-terminal; its path is printed)";
+	case VM_CONSOLE_STDOUT:
+		return "stdout (output only)";
+	case VM_CONSOLE_OFF:
+		return "off";
+	case VM_CONSOLE_STDIO:
+		break;
+	}
 	return "stdio (this terminal)";
 }
 
-void config__print(FILE *out, const struct vm_options *opts,
+void config__print(FILE *out, const struct vm_config *cfg,
 		   const struct domain *d)
 {
 	unsigned int i;
 
 	if (d && d->name)
 		fprintf(out, "name: %s\n", d->name);
-	fprintf(out, "kernel: %s\n", opts->kernel ? opts->kernel : "(none)");
-	fprintf(out, "initrd: %s\n", opts->initrd ? opts->initrd : "(none)");
-	fprintf(out, "cmdline: %s\n", opts->cmdline);
-	fprintf(out, "vcpus: %u\n", opts->ncpus);
+	fprintf(out, "kernel: %s\n", cfg->kernel[0] ? cfg->kernel : "(none)");
+	fprintf(out, "initrd: %s\n", cfg->initrd[0] ? cfg->initrd : "(none)");
+	fprintf(out, "cmdline: %s\n", cfg->cmdline);
+	fprintf(out, "vcpus: %u\n", cfg->ncpus);
 	fprintf(out, "memory: %" PRIu64 " bytes (%" PRIu64 " MiB)\n",
-		opts->mem_size, opts->mem_size >> 20);
-	fprintf(out, "memory-locked: %s\n", opts->mem_locked ? "yes" : "no");
-	fprintf(out, "console: %s\n", console_name(opts));
+		cfg->mem_size, cfg->mem_size >> 20);
+	fprintf(out, "memory-locked: %s\n", cfg->mem_locked ? "yes" : "no");
+	fprintf(out, "console: %s\n", console_name(cfg->console));
 	if (d) {
 		fprintf(out, "on_poweroff: destroy\non_reboot: destroy\n"
 			"on_crash: destroy\n");
