@@ -295,8 +295,6 @@ int vm__create(struct vm *vm, const struct vm_config *cfg,
 	memset(vm, 0, sizeof(*vm));
 	vm->kvm_fd = vm->vm_fd = vm->stop_efd = -1;
 	vm->ncpus = cfg->ncpus;
-	vm->churn_kib = cfg->churn_kib;
-	vm->churn_hz = cfg->churn_hz;
 	pthread_mutex_init(&vm->stop_lock, NULL);
 	pthread_cond_init(&vm->stop_cond, NULL);
 	bus__init(&vm->pio, "pio");
@@ -321,6 +319,13 @@ int vm__create(struct vm *vm, const struct vm_config *cfg,
 		ret = vm_disk__setup_all(vm, cfg, err, errlen);
 	if (!ret)
 		ret = vm_create_vcpus(vm, err, errlen);
+	if (!ret && cfg->churn_kib) {
+		vm->churn = vm_churn__create(vm, cfg->churn_kib, cfg->churn_hz);
+		if (!vm->churn) {
+			err__set(err, errlen, "no memory for --churn");
+			ret = -ENOMEM;
+		}
+	}
 	if (ret)
 		goto err;
 	return 0;
@@ -506,7 +511,7 @@ int vm__start(struct vm *vm)
 	unsigned int i;
 	int ret;
 
-	ret = vm_churn__start(vm);
+	ret = vm_churn__start(vm->churn);
 	if (ret)
 		return ret;
 	for (i = 0; i < vm->ncpus; i++) {
@@ -530,7 +535,7 @@ void vm__join(struct vm *vm)
 	for (i = 0; i < vm->ncpus; i++)
 		if (vm->vcpus && vm->vcpus[i])
 			vcpu__join(vm->vcpus[i]);
-	vm_churn__join(vm);
+	vm_churn__join(vm->churn);
 	vm__print_disk_stats(vm, stderr);
 }
 
@@ -580,6 +585,8 @@ void vm__destroy(struct vm *vm)
 		free(vm->vcpus);
 		vm->vcpus = NULL;
 	}
+	vm_churn__destroy(vm->churn);
+	vm->churn = NULL;
 	vm_disk__destroy_all(vm);
 	serial__destroy(vm->serial);
 	vm->serial = NULL;

@@ -29,6 +29,7 @@ struct pci_host;
 struct acpi_pm;
 struct pvpanic;
 struct boot_files;
+struct vm_churn;
 
 /* Why the VM stopped; the VMM's exit status follows from it. */
 enum vm_stop_reason {
@@ -86,12 +87,7 @@ struct vm {
 	unsigned int npci;
 	bool msi_failed;	/* a KVM_SIGNAL_MSI failed (reported once) */
 
-	/* --churn (vm_churn.c): maps and unmaps memory, a benchmark aid. */
-	unsigned int churn_kib;
-	unsigned int churn_hz;		/* cycles per second, 0: flat out */
-	pthread_t churn_thread;
-	bool churn_running;
-	uint64_t churn_cycles;
+	struct vm_churn *churn;		/* --churn (vm_churn.c), or NULL */
 };
 
 /*
