@@ -26,6 +26,7 @@ enum {
 	OPT_PRINT_CONFIG,
 	OPT_API_SOCKET,
 	OPT_CHURN,
+	OPT_TEST_EXIT_PORT,
 };
 
 static const struct option long_options[] = {
@@ -39,6 +40,7 @@ static const struct option long_options[] = {
 	{ "print-config", no_argument,	   NULL, OPT_PRINT_CONFIG },
 	{ "api-socket",	required_argument, NULL, OPT_API_SOCKET },
 	{ "churn",	optional_argument, NULL, OPT_CHURN },
+	{ "test-exit-port", no_argument,   NULL, OPT_TEST_EXIT_PORT },
 	{ "quiet",	no_argument,	   NULL, OPT_QUIET },
 	{ "verbose",	no_argument,	   NULL, OPT_VERBOSE },
 	{ "help",	no_argument,	   NULL, OPT_HELP },
@@ -85,6 +87,11 @@ void options__usage(FILE *out, const char *prog)
 "                       munmaps KIB (default 64) HZ times a second (default\n"
 "                       1000; 0: flat out), an mmap_lock writer as memory\n"
 "                       hot-plug or an allocator would be\n"
+"      --test-exit-port\n"
+"                       test device: a byte the guest writes to I/O port\n"
+"                       0x%x ends the VMM with that status (QEMU's\n"
+"                       isa-debug-exit; off unless given; with --domain\n"
+"                       also <gpin:test-exit-port/> in gpin's metadata)\n"
 "  -q, --quiet          only errors and warnings on stderr\n"
 "  -v, --verbose        debug messages too\n"
 "  -h, --help           this text\n"
@@ -92,7 +99,7 @@ void options__usage(FILE *out, const char *prog)
 "\n"
 "Console: the guest's ttyS0 is this terminal (raw mode when stdin is a tty;\n"
 "Ctrl-a x quits).  Exit status: 0 when the guest powers off or reboots,\n"
-"the byte the guest writes to I/O port 0x%x (the test exit device),\n"
+"with --test-exit-port the byte the guest writes to the exit port,\n"
 "3 when the guest panics (pvpanic), 2 for bad options or images, 1 for\n"
 "other VMM failures.\n"
 "\n"
@@ -442,6 +449,9 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 				return err__set(err, errlen,
 						"--churn=%s: expected KIB[,HZ], KiB 4 to 1048576, HZ 0 to 1000000",
 						optarg);
+			break;
+		case OPT_TEST_EXIT_PORT:
+			opts->test_exit_port = true;
 			break;
 		case OPT_QUIET:
 			opts->log_level = LOG_LEVEL_WARN;

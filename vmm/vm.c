@@ -223,8 +223,9 @@ static void guest_exit(void *opaque, uint8_t code)
 	vm__request_stop(opaque, VM_STOP_EXIT_DEVICE, code);
 }
 
-static int vm_setup_devices(struct vm *vm, const struct serial_backend *console,
-			    char *err, size_t errlen)
+static int vm_setup_devices(struct vm *vm, const struct vm_config *cfg,
+			    const struct serial_backend *console, char *err,
+			    size_t errlen)
 {
 	struct serial_backend uart = *console;
 	int ret;
@@ -244,7 +245,8 @@ static int vm_setup_devices(struct vm *vm, const struct serial_backend *console,
 	ret = serial__attach(vm->serial, &vm->pio, PORT_COM1);
 	if (!ret)
 		ret = i8042__attach(&vm->kbd, &vm->pio);
-	if (!ret)
+	/* A test hook, as QEMU's isa-debug-exit: only when asked for. */
+	if (!ret && cfg->test_exit_port)
 		ret = exit_port__attach(&vm->exit_port, &vm->pio);
 	if (!ret)
 		ret = rtc__attach(&vm->rtc, &vm->pio);
@@ -314,7 +316,7 @@ int vm__create(struct vm *vm, const struct vm_config *cfg,
 	if (!ret)
 		ret = vm_setup_irqchip(vm, err, errlen);
 	if (!ret)
-		ret = vm_setup_devices(vm, console, err, errlen);
+		ret = vm_setup_devices(vm, cfg, console, err, errlen);
 	if (!ret)
 		ret = vm_disk__setup_all(vm, cfg, err, errlen);
 	if (!ret)

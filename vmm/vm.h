@@ -36,7 +36,7 @@ enum vm_stop_reason {
 	VM_STOP_NONE = 0,
 	VM_STOP_POWEROFF,	/* ACPI S5: status 0 */
 	VM_STOP_RESET,		/* i8042 reset, triple fault: status 0 */
-	VM_STOP_EXIT_DEVICE,	/* guest wrote a code to PORT_EXIT */
+	VM_STOP_EXIT_DEVICE,	/* guest wrote a code to PORT_EXIT (a test) */
 	VM_STOP_PANIC,		/* pvpanic */
 	VM_STOP_ERROR,		/* KVM or VMM failure */
 	VM_STOP_SIGNAL,		/* SIGINT/SIGTERM to the VMM */
@@ -69,7 +69,7 @@ struct vm {
 
 	struct serial *serial;
 	struct i8042 kbd;
-	struct exit_port exit_port;
+	struct exit_port exit_port;	/* attached with --test-exit-port */
 	struct rtc rtc;
 	struct acpi_pm *acpi_pm;
 	struct pvpanic *pvpanic;

@@ -49,7 +49,8 @@ inside() {
 	local -a gpin_init=() gpin_exit=() qemu_init=() qemu_exit=()
 	echo "# test host $(uname -r), $(nproc) CPUs; guest: $cpus vCPUs, 512M, $runs runs each"
 	for ((i = 1; i <= runs; i++)); do
-		read -r a b < <(time_boot "$vmm" --kernel "$vmlinuz" --initrd "$initrd" \
+		read -r a b < <(time_boot "$vmm" --test-exit-port \
+			--kernel "$vmlinuz" --initrd "$initrd" \
 			--cpus "$cpus" --mem 512M --cmdline "$cmdline")
 		gpin_init+=("$a") gpin_exit+=("$b")
 		printf '# run %d gpin-vmm: init after %.2f s, exit after %.2f s\n' "$i" "$a" "$b"

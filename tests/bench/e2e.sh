@@ -222,7 +222,8 @@ run_config() {
 	fast | locked | kernel | fast-churn | locked-churn)
 		local pin=${config%-churn} churn=()
 		[[ $config == *-churn ]] && churn=(--churn)
-		timeout "$limit" "$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" \
+		timeout "$limit" "$VMM" --test-exit-port \
+			--kernel "$VMLINUZ" --initrd "$INITRD" \
 			--cpus "$cpus" --mem "$GUEST_MEM" "${churn[@]}" \
 			--disk "$NULLB,pin=$pin,transport=$TRANSPORT" --cmdline "$cmdline" \
 			</dev/null >"$log" 2>&1 || rc=$?

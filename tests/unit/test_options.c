@@ -55,6 +55,26 @@ START_TEST(test_all_options)
 }
 END_TEST
 
+/* The exit port is a test hook: off unless asked for, with any route. */
+START_TEST(test_test_exit_port)
+{
+	struct vm_options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", NULL), 0);
+	ck_assert(!o.test_exit_port);
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "--test-exit-port", NULL),
+			 0);
+	ck_assert(o.vm.test_exit_port);
+	ck_assert_int_eq(parse(&o, err, "--domain", "d.xml",
+			       "--test-exit-port", NULL), 0);
+	ck_assert(o.test_exit_port);
+	ck_assert_int_eq(parse(&o, err, "--api-socket", "fd=3",
+			       "--test-exit-port", NULL), 0);
+	ck_assert(o.test_exit_port);
+}
+END_TEST
+
 START_TEST(test_log_level)
 {
 	struct vm_options o;
@@ -194,6 +214,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_all_options);
 	tcase_add_test(tc, test_log_level);
+	tcase_add_test(tc, test_test_exit_port);
 	tcase_add_test(tc, test_help_version);
 	tcase_add_test(tc, test_churn);
 	tcase_add_loop_test(tc, test_good_sizes, 0,

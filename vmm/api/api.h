@@ -23,8 +23,8 @@ void api__print_version(FILE *out, const char *argv0);
 /*
  * Serves the API until vmm.shutdown or a signal on @sfd (the signalfd
  * main.c made) other than SIGUSR1, which prints the disks' counters;
- * runs the VM that vm.create / vm.boot describe.  Returns the VMM's exit
- * status.
+ * runs the VM that vm.create / vm.boot describe, with the command line's
+ * test hooks (--test-exit-port, --churn).  Returns the VMM's exit status.
  */
 int api__serve(const struct vm_options *opts, int sfd);
 

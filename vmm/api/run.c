@@ -46,6 +46,8 @@ struct vmm {
 	bool quit_requested;
 
 	struct api api;
+	const struct vm_options *opts;	/* the command line's test hooks */
+	struct vm_config cfg;		/* the VM being booted */
 	struct vm vm;
 	bool vm_live;
 	struct console con;
@@ -74,15 +76,23 @@ static int backend_boot(void *opaque, const struct vm_config *cfg, char *err,
 	struct serial_backend uart = { .tx = console__tx, .tx_opaque = &v->con };
 	int ret;
 
+	/*
+	 * vm.create's VM, with what the command line adds to every VM:
+	 * --test-exit-port and --churn.
+	 */
+	v->cfg = *cfg;
+	v->cfg.test_exit_port = v->opts->test_exit_port;
+	v->cfg.churn_kib = v->opts->churn_kib;
+	v->cfg.churn_hz = v->opts->churn_hz;
 	/* One PTY for the VMM's life: its path survives vm.reboot. */
-	ret = console__open(&v->con, cfg->console, &v->pty);
+	ret = console__open(&v->con, v->cfg.console, &v->pty);
 	if (ret)
 		return err__set(err, errlen, "console PTY: %s", strerror(-ret));
 	ret = console__start(&v->con);
 	if (ret)
 		return err__set(err, errlen, "console output thread: %s",
 				strerror(-ret));
-	if (vm__boot(&v->vm, cfg, &uart, err, errlen)) {
+	if (vm__boot(&v->vm, &v->cfg, &uart, err, errlen)) {
 		console__stop(&v->con);
 		return -1;
 	}
@@ -309,6 +319,7 @@ int api__serve(const struct vm_options *opts, int sfd)
 {
 	struct vmm v = {
 		.sfd = sfd,
+		.opts = opts,
 		.pty = { .master = -1, .slave = -1 },
 	};
 	struct api_server *srv;

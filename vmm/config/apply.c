@@ -56,6 +56,7 @@ int config__apply_domain(const struct domain *d, struct vm_config *cfg,
 		if (apply_disk(&d->disks[i], &cfg->disks[i], err, errlen))
 			return -1;
 	cfg->ndisks = d->ndisks;
+	cfg->test_exit_port |= d->test_exit_port;
 	return 0;
 }
 
@@ -89,6 +90,10 @@ void config__print(FILE *out, const struct vm_config *cfg,
 		cfg->mem_size, cfg->mem_size >> 20);
 	fprintf(out, "memory-locked: %s\n", cfg->mem_locked ? "yes" : "no");
 	fprintf(out, "console: %s\n", console_name(cfg->console));
+	if (cfg->test_exit_port)
+		fprintf(out, "test-exit-port: on (port %#x)\n", PORT_EXIT);
+	else
+		fprintf(out, "test-exit-port: off\n");
 	if (d) {
 		fprintf(out, "on_poweroff: destroy\non_reboot: destroy\n"
 			"on_crash: destroy\n");

@@ -713,6 +713,12 @@ static int parse_metadata(struct parse_ctx *c, const xmlNode *md,
 		if (check_attrs(c, top, no_attrs))
 			return -1;
 		for_each_child(n, top) {
+			if (in_gpin_ns(n) && is(n, "test-exit-port")) {
+				if (check_flag(c, n))
+					return -1;
+				d->test_exit_port = true;
+				continue;
+			}
 			if (!in_gpin_ns(n) || !is(n, "disk"))
 				return fail(c, n, "<gpin:vmm><%s> is not known to "
 					    "gpin-vmm", n->name);

@@ -14,9 +14,12 @@
  *   <metadata>
  *     <gpin:vmm xmlns:gpin="https://gpin.example/xmlns/domain/1">
  *       <gpin:disk target="vda" pin="fast" service="iothread"/>
+ *       <gpin:test-exit-port/>
  *     </gpin:vmm>
  *   </metadata>
  *
+ * (<gpin:test-exit-port/>: --test-exit-port, for tests that boot a
+ * domain.) *
  * Elements of other namespaces in <metadata> belong to other programs and
  * are left alone.  domain__check_host() is the part that looks at the
  * host: disk paths exist and are of the declared type.
@@ -108,6 +111,7 @@ struct domain {
 	enum domain_action on_poweroff, on_reboot, on_crash;
 	struct domain_disk disks[DOMAIN_DISKS_MAX];
 	unsigned int ndisks;
+	bool test_exit_port;	/* <gpin:test-exit-port/> */
 };
 
 /*
