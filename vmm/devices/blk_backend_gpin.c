@@ -48,7 +48,7 @@ struct failed_io {
 struct gpin_queue {
 	struct blk_backend *be;
 	unsigned int idx;
-	struct gpin *g;
+	struct libgpin *g;
 	int efd;			/* completions, and stop / failed wake-ups */
 	pthread_t thread;
 	bool thread_ok;
@@ -117,7 +117,7 @@ static int gpin_submit(struct blk_backend *be, unsigned int q,
 		iov = &pd->biov;
 		niov = 1;
 	}
-	gpin_dio_prep(&pd->d, be->fd,
+	libgpin_dio_prep(&pd->d, be->fd,
 		      io->op == BLK_IO_WRITE ? GPIN_DIO_WRITE : GPIN_DIO_READ,
 		      io->offset, iov, niov, gb->mode, (uintptr_t)io);
 	return 0;
@@ -144,7 +144,7 @@ static void gpin_kick(struct blk_backend *be, unsigned int q)
 
 		if (nr > GPIN_DIO_MAX_BATCH)
 			nr = GPIN_DIO_MAX_BATCH;
-		ret = gpin_dio_submit(gq->g, &gq->pending[done].d, nr);
+		ret = libgpin_dio_submit(gq->g, &gq->pending[done].d, nr);
 		if (ret > 0) {
 			done += ret;
 			continue;
@@ -209,7 +209,7 @@ static void *queue_thread(void *arg)
 		 * signals the eventfd again, so no second call to see 0.
 		 */
 		do {
-			ret = gpin_dio_reap(gq->g, gq->events,
+			ret = libgpin_dio_reap(gq->g, gq->events,
 					    GPIN_DIO_MAX_BATCH, NULL);
 			if (ret <= 0)
 				break;
@@ -225,7 +225,7 @@ static void *queue_thread(void *arg)
 		} while (ret == GPIN_DIO_MAX_BATCH);
 		if (ret < 0)
 			fprintf(stderr, "gpin-vmm: %s: GPIN_IOC_DIO_REAP: %s\n",
-				name, gpin_strerror(errno));
+				name, libgpin_strerror(errno));
 		if (n)
 			be->p.batch_done(be->p.opaque, gq->idx);
 	}
@@ -244,7 +244,7 @@ static void gpin_counters(struct blk_backend *be, counter_fn fn, void *opaque)
 	struct gpin_stats st = { 0 };
 	char dev[32];
 
-	if (!gb || !gb->st0_ok || !gb->nq || gpin_stats(gb->q[0].g, &st))
+	if (!gb || !gb->st0_ok || !gb->nq || libgpin_stats(gb->q[0].g, &st))
 		return;
 	a = &gb->st0.mode[gb->mode];
 	b = &st.mode[gb->mode];
@@ -263,12 +263,12 @@ static void print_module_stats(struct blk_backend *be)
 	const struct gpin_mode_stats *a = &gb->st0.mode[gb->mode], *b;
 	struct gpin_stats st = { 0 };
 
-	if (!gb->st0_ok || !gb->nq || gpin_stats(gb->q[0].g, &st))
+	if (!gb->st0_ok || !gb->nq || libgpin_stats(gb->q[0].g, &st))
 		return;
 	b = &st.mode[gb->mode];
 	fprintf(stderr, "gpin-vmm: blk%u: gpin.ko pin=%s: %llu DIO requests, "
 		"%llu pin calls, %llu fallbacks, %llu us mmap_lock wait\n",
-		be->p.disk_index, gpin_mode_name(gb->mode),
+		be->p.disk_index, libgpin_mode_name(gb->mode),
 		(unsigned long long)(b->dio_requests - a->dio_requests),
 		(unsigned long long)(b->calls - a->calls),
 		(unsigned long long)(b->fallbacks - a->fallbacks),
@@ -292,7 +292,7 @@ static void gpin_stop(struct blk_backend *be)
 			pthread_join(gq->thread, NULL);
 		}
 		if (gq->g)
-			gpin_close(gq->g);
+			libgpin_close(gq->g);
 		if (gq->efd >= 0)
 			close(gq->efd);
 		pthread_mutex_destroy(&gq->lock);
@@ -311,13 +311,13 @@ static int queue_init(struct blk_backend *be, struct gpin_queue *gq)
 {
 	unsigned int depth = be->p.queue_depth;
 
-	gq->g = gpin_open();
+	gq->g = libgpin_open();
 	if (!gq->g)
 		return -errno;
 	gq->efd = eventfd(0, EFD_CLOEXEC);
 	if (gq->efd < 0)
 		return -errno;
-	if (gpin_set_eventfd(gq->g, gq->efd))
+	if (libgpin_set_eventfd(gq->g, gq->efd))
 		return -errno;
 	gq->pending = calloc(depth, sizeof(*gq->pending));
 	gq->failed[0] = calloc(depth, sizeof(*gq->failed[0]));
@@ -337,7 +337,7 @@ static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
 	/* The module always does IOCB_DIRECT: a buffered fallback won't do. */
 	if (!be->direct) {
 		fprintf(stderr, "gpin-vmm: %s: pin=%s needs a backing that "
-			"takes O_DIRECT\n", be->p.path, gpin_mode_name(mode));
+			"takes O_DIRECT\n", be->p.path, libgpin_mode_name(mode));
 		return -EOPNOTSUPP;
 	}
 	gb = calloc(1, sizeof(*gb) + nq * sizeof(gb->q[0]));
@@ -364,12 +364,12 @@ static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
 		gq->thread_ok = !ret;
 	}
 	if (!ret)
-		gb->st0_ok = !gpin_stats(gb->q[0].g, &gb->st0);
+		gb->st0_ok = !libgpin_stats(gb->q[0].g, &gb->st0);
 	if (ret) {
 		if (ret == -ENOENT)
 			fprintf(stderr, "gpin-vmm: %s: pin=%s: no %s (gpin.ko "
 				"not loaded); pin=kernel works without it\n",
-				be->p.path, gpin_mode_name(mode),
+				be->p.path, libgpin_mode_name(mode),
 				GPIN_DEVICE_PATH);
 		gpin_stop(be);
 	}
