@@ -3,9 +3,11 @@
  * gpin-vmm: start-up order, in one place.
  *
  *   1. parse options into a struct vm_config   (bad value: exit 2)
+ *      the host defaults file, /etc/gpin/vmm.conf  (bad line: exit 2)
  *      --domain: libvirt domain XML, schema-validated → vm_config (exit 2)
+ *      the host defaults fill what the route left to them
  *      --api-socket: block signals (3), then api/ serves HTTP and runs
- *      steps 4-8 for the vm_config that vm.create / vm.boot describe
+ *      steps 4-7 for the vm_config that vm.create / vm.boot describe
  *   2. the console: this terminal, or a new PTY
  *   3. block signals; vCPU threads inherit the mask and take only the kick
  *   4. vm__boot(): read and check kernel and initrd (bad image: exit 2),
@@ -30,6 +32,7 @@
 #include "config.h"
 #include "config/apply.h"
 #include "config/domain.h"
+#include "config/host_defaults.h"
 #include "console.h"
 #include "log.h"
 #include "options.h"
@@ -210,8 +213,23 @@ static int load_domain(struct vm_options *opts, struct domain *dom)
 	return 0;
 }
 
+/* $GPIN_VMM_CONF or /etc/gpin/vmm.conf; 0 or -1 (said why). */
+static int load_host_defaults(struct host_defaults *host)
+{
+	const char *env = getenv(HOST_DEFAULTS_ENV);
+	char err[512];
+
+	if (host_defaults__load(host, host_defaults__path(), env && *env, err,
+				sizeof(err))) {
+		pr_err("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	struct host_defaults host;
 	struct domain dom = { 0 };
 	struct vm_options opts;
 	char err[256];
@@ -230,13 +248,15 @@ int main(int argc, char **argv)
 		api__print_version(stdout, argv[0]);
 		return 0;
 	}
+	if (load_host_defaults(&host))
+		return EXIT_USAGE;
 	if (opts.api_fd >= 0 || opts.api_path) {
 		sfd = setup_signals();
 		if (sfd < 0) {
 			pr_err("signals: %s", strerror(errno));
 			return EXIT_VMM_ERROR;
 		}
-		status = api__serve(&opts, sfd);
+		status = api__serve(&opts, &host, sfd);
 		close(sfd);
 		return status;
 	}
@@ -244,8 +264,9 @@ int main(int argc, char **argv)
 		domain__free(&dom);
 		return EXIT_USAGE;
 	}
+	host_defaults__apply(&host, &opts.vm);
 	if (opts.print_config) {
-		config__print(stdout, &opts.vm, opts.domain ? &dom : NULL);
+		config__print(stdout, &opts.vm, &host, opts.domain ? &dom : NULL);
 		domain__free(&dom);
 		return 0;
 	}

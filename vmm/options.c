@@ -203,6 +203,7 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 		return err__set(err, errlen, "--disk: unknown flag '%s'", w);
 	*val++ = '\0';
 	if (!strcmp(w, "pin")) {
+		d->pin_from = CONFIG_FROM_ROUTE;
 		if (!strcmp(val, "kernel"))
 			d->pin = DISK_PIN_KERNEL;
 		else if (!strcmp(val, "fast"))
@@ -216,6 +217,7 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 		return 0;
 	}
 	if (!strcmp(w, "io")) {
+		d->io_from = CONFIG_FROM_ROUTE;
 		if (!strcmp(val, "vcpu"))
 			d->io = DISK_IO_VCPU;
 		else if (!strcmp(val, "iothread"))
@@ -238,6 +240,7 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 		return 0;
 	}
 	if (!strcmp(w, "transport")) {
+		d->transport_from = CONFIG_FROM_ROUTE;
 		if (!strcmp(val, "mmio"))
 			d->transport = DISK_TRANSPORT_MMIO;
 		else if (!strcmp(val, "pci"))

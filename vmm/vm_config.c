@@ -57,3 +57,16 @@ const char *disk_transport__name(enum disk_transport t)
 {
 	return t == DISK_TRANSPORT_PCI ? "pci" : "mmio";
 }
+
+const char *config_from__name(enum config_from from)
+{
+	switch (from) {
+	case CONFIG_FROM_HOST:
+		return "host defaults";
+	case CONFIG_FROM_ROUTE:
+		return "given";
+	case CONFIG_FROM_DEFAULT:
+		break;
+	}
+	return "default";
+}

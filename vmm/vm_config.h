@@ -41,6 +41,18 @@ enum disk_transport {
 	DISK_TRANSPORT_PCI,	/* virtio-pci on bus 0, MSI-X per queue */
 };
 
+/*
+ * Where a disk setting came from: the route itself (a --disk word, the
+ * domain XML), the host-wide defaults file (config/host_defaults.h), or
+ * gpin-vmm's built-in default.  The host defaults fill what is still
+ * CONFIG_FROM_DEFAULT; --print-config shows the source of each.
+ */
+enum config_from {
+	CONFIG_FROM_DEFAULT,
+	CONFIG_FROM_HOST,
+	CONFIG_FROM_ROUTE,
+};
+
 struct disk_config {
 	char path[PATH_MAX];
 	bool ro;
@@ -49,6 +61,7 @@ struct disk_config {
 	enum disk_io io;
 	enum disk_transport transport;
 	bool no_event_idx;	/* event_idx=off: VIRTIO_RING_F_EVENT_IDX not offered */
+	enum config_from pin_from, io_from, transport_from;
 };
 
 /* Where the guest's UART goes. */
@@ -89,5 +102,6 @@ int vm_config__set_string(char *field, size_t size, const char *src,
 const char *disk_pin__name(enum disk_pin pin);
 const char *disk_io__name(enum disk_io io);
 const char *disk_transport__name(enum disk_transport t);
+const char *config_from__name(enum config_from from);
 
 #endif /* GPIN_VM_CONFIG_H */

@@ -101,8 +101,8 @@ START_TEST(test_full)
 	ck_assert(d.disks[0].readonly);
 	ck_assert_int_eq(d.disks[0].aio, DOMAIN_AIO_IO_URING);
 	ck_assert_uint_eq(d.disks[0].queues, 4);
-	ck_assert_int_eq(d.disks[0].pin, DOMAIN_PIN_KERNEL);
-	ck_assert_int_eq(d.disks[0].service, DOMAIN_SERVICE_VCPU);
+	ck_assert_int_eq(d.disks[0].pin, DISK_PIN_KERNEL);
+	ck_assert_int_eq(d.disks[0].service, DISK_IO_VCPU);
 	ck_assert(!d.disks[0].no_event_idx);
 	ck_assert(d.disks[1].no_event_idx);
 	ck_assert_int_eq(d.disks[0].bus, DOMAIN_BUS_PCI);
@@ -111,7 +111,7 @@ START_TEST(test_full)
 	ck_assert_str_eq(d.disks[1].path, "/dev/null");
 	ck_assert(!d.disks[1].readonly);
 	ck_assert_int_eq(d.disks[1].aio, DOMAIN_AIO_THREADS);
-	ck_assert_int_eq(d.disks[1].service, DOMAIN_SERVICE_IOTHREAD);
+	ck_assert_int_eq(d.disks[1].service, DISK_IO_IOTHREAD);
 	domain__free(&d);
 }
 END_TEST

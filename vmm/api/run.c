@@ -23,6 +23,7 @@
 #include "api/request.h"
 #include "api/server.h"
 #include "config.h"
+#include "config/host_defaults.h"
 #include "console.h"
 #include "log.h"
 #include "vcpu.h"
@@ -47,6 +48,7 @@ struct vmm {
 
 	struct api api;
 	const struct vm_options *opts;	/* the command line's test hooks */
+	const struct host_defaults *host;	/* /etc/gpin/vmm.conf */
 	struct vm_config cfg;		/* the VM being booted */
 	struct vm vm;
 	bool vm_live;
@@ -77,13 +79,15 @@ static int backend_boot(void *opaque, const struct vm_config *cfg, char *err,
 	int ret;
 
 	/*
-	 * vm.create's VM, with what the command line adds to every VM:
-	 * --test-exit-port and --churn.
+	 * vm.create's VM, with what the command line adds to every VM
+	 * (--test-exit-port, --churn) and the host's defaults for what
+	 * vm.create has no word for: every disk's pin, service and transport.
 	 */
 	v->cfg = *cfg;
 	v->cfg.test_exit_port = v->opts->test_exit_port;
 	v->cfg.churn_kib = v->opts->churn_kib;
 	v->cfg.churn_hz = v->opts->churn_hz;
+	host_defaults__apply(v->host, &v->cfg);
 	/* One PTY for the VMM's life: its path survives vm.reboot. */
 	ret = console__open(&v->con, v->cfg.console, &v->pty);
 	if (ret)
@@ -315,11 +319,13 @@ static void serve(struct vmm *v)
 	}
 }
 
-int api__serve(const struct vm_options *opts, int sfd)
+int api__serve(const struct vm_options *opts,
+	       const struct host_defaults *host, int sfd)
 {
 	struct vmm v = {
 		.sfd = sfd,
 		.opts = opts,
+		.host = host,
 		.pty = { .master = -1, .slave = -1 },
 	};
 	struct api_server *srv;

@@ -3,30 +3,38 @@
 #include <string.h>
 
 #include "config/apply.h"
+#include "config/host_defaults.h"
 #include "log.h"
 
-static const enum disk_pin domain_pins[] = {
-	[DOMAIN_PIN_KERNEL] = DISK_PIN_KERNEL,
-	[DOMAIN_PIN_FAST] = DISK_PIN_FAST,
-	[DOMAIN_PIN_LOCKED] = DISK_PIN_LOCKED,
-};
-
+/*
+ * What the domain says of a disk is the route's word; what it leaves out
+ * (no gpin:disk pin=, no io='io_uring'; no service=, no io='threads'; no
+ * <address>) is CONFIG_FROM_DEFAULT, for the host defaults to fill.  The
+ * domain route's own default pin is kernel (docs/LIBVIRT.md).
+ */
 static int apply_disk(const struct domain_disk *disk, struct disk_config *out,
 		      char *err, size_t errlen)
 {
 	disk_config__init(out);
-	if (strlen(disk->path) >= sizeof(out->path))
-		return err__set(err, errlen, "disk '%s': path too long",
-				disk->target);
-	strcpy(out->path, disk->path);
+	if (vm_config__set_string(out->path, sizeof(out->path), disk->path,
+				  disk->target, err, errlen))
+		return -1;
 	out->ro = disk->readonly;
-	out->pin = domain_pins[disk->pin];
-	out->io = disk->service == DOMAIN_SERVICE_IOTHREAD ?
-		  DISK_IO_IOTHREAD : DISK_IO_VCPU;
 	out->queues = disk->queues;
 	out->no_event_idx = disk->no_event_idx;
-	out->transport = disk->bus == DOMAIN_BUS_PCI ? DISK_TRANSPORT_PCI :
-			 DISK_TRANSPORT_MMIO;
+	out->pin = DISK_PIN_KERNEL;
+	if (disk->pin != DISK_PIN_DEFAULT) {
+		out->pin = disk->pin;
+		out->pin_from = CONFIG_FROM_ROUTE;
+	}
+	out->io = disk->service;
+	if (disk->service_set)
+		out->io_from = CONFIG_FROM_ROUTE;
+	if (disk->bus != DOMAIN_BUS_DEFAULT) {
+		out->transport = disk->bus == DOMAIN_BUS_PCI ?
+				 DISK_TRANSPORT_PCI : DISK_TRANSPORT_MMIO;
+		out->transport_from = CONFIG_FROM_ROUTE;
+	}
 	return 0;
 }
 
@@ -75,9 +83,50 @@ static const char *console_name(enum vm_console c)
 	return "stdio (this terminal)";
 }
 
-void config__print(FILE *out, const struct vm_config *cfg,
-		   const struct domain *d)
+/* Where a disk setting came from, for --print-config. */
+static void print_from(FILE *out, const char *what, enum config_from from,
+		       const char *route, const struct host_defaults *host,
+		       unsigned int line)
 {
+	if (from == CONFIG_FROM_HOST)
+		fprintf(out, "%s %s:%u", what, host->path, line);
+	else
+		fprintf(out, "%s %s", what, from == CONFIG_FROM_ROUTE ? route :
+			"default");
+}
+
+static void print_disk(FILE *out, const struct disk_config *k, unsigned int i,
+		       const struct domain_disk *dk, const char *route,
+		       const struct host_defaults *host)
+{
+	if (dk)
+		fprintf(out, "disk %s: %s %s%s, io=%s, ", dk->target,
+			dk->type == DOMAIN_DISK_BLOCK ? "block" : "file",
+			k->path, k->ro ? " (read-only)" : "",
+			domain__aio_name(dk->aio));
+	else
+		fprintf(out, "disk blk%u: %s%s, ", i, k->path,
+			k->ro ? " (read-only)" : "");
+	fprintf(out, "queues=%s%.0u, pin=%s, service=%s, transport=%s%s",
+		k->queues ? "" : "one per vCPU", k->queues,
+		k->pin == DISK_PIN_DEFAULT ?
+		"default (fast with /dev/gpin, else kernel)" :
+		disk_pin__name(k->pin), disk_io__name(k->io),
+		disk_transport__name(k->transport),
+		k->no_event_idx ? ", event_idx=off" : "");
+	print_from(out, "; from: pin", k->pin_from, route, host,
+		   host ? host->pin_line : 0);
+	print_from(out, ", service", k->io_from, route, host,
+		   host ? host->io_line : 0);
+	print_from(out, ", transport", k->transport_from, route, host,
+		   host ? host->transport_line : 0);
+	fputc('\n', out);
+}
+
+void config__print(FILE *out, const struct vm_config *cfg,
+		   const struct host_defaults *host, const struct domain *d)
+{
+	const char *route = d ? "domain" : "command line";
 	unsigned int i;
 
 	if (d && d->name)
@@ -94,21 +143,13 @@ void config__print(FILE *out, const struct vm_config *cfg,
 		fprintf(out, "test-exit-port: on (port %#x)\n", PORT_EXIT);
 	else
 		fprintf(out, "test-exit-port: off\n");
-	if (d) {
+	if (d)
 		fprintf(out, "on_poweroff: destroy\non_reboot: destroy\n"
 			"on_crash: destroy\n");
-		for (i = 0; i < d->ndisks; i++) {
-			const struct domain_disk *k = &d->disks[i];
-
-			fprintf(out, "disk %s: %s %s%s, io=%s, queues=%s%.0u, "
-				"pin=%s, service=%s%s\n", k->target,
-				k->type == DOMAIN_DISK_BLOCK ? "block" : "file",
-				k->path, k->readonly ? " (read-only)" : "",
-				domain__aio_name(k->aio),
-				k->queues ? "" : "one per vCPU", k->queues,
-				domain__pin_name(k->pin),
-				domain__service_name(k->service),
-				k->no_event_idx ? ", event_idx=off" : "");
-		}
-	}
+	if (host)
+		host_defaults__print(out, host);
+	for (i = 0; i < cfg->ndisks; i++)
+		print_disk(out, &cfg->disks[i], i,
+			   d && i < d->ndisks ? &d->disks[i] : NULL, route,
+			   host);
 }

@@ -20,8 +20,15 @@
 int config__apply_domain(const struct domain *d, struct vm_config *cfg,
 			 char *err, size_t errlen);
 
-/* The settings the VMM will run with, one "key: value" a line. */
+struct host_defaults;
+
+/*
+ * The settings the VMM will run with, one "key: value" a line, each
+ * disk's with where its pin, service and transport came from: the route
+ * (the domain when @d is not NULL, else the command line), @host (the
+ * host defaults file, with its line) or gpin-vmm's default.
+ */
 void config__print(FILE *out, const struct vm_config *cfg,
-		   const struct domain *d);
+		   const struct host_defaults *host, const struct domain *d);
 
 #endif /* GPIN_CONFIG_APPLY_H */

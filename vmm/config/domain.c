@@ -250,7 +250,6 @@ static int parse_root(struct parse_ctx *c, const xmlNode *root,
 {
 	static const char *const attrs[] = { "type", NULL };
 	static const char *const features[] = { "acpi", "apic", NULL };
-	bool service_set[DOMAIN_DISKS_MAX] = { false };
 	const xmlNode *n, *metadata = NULL;
 	bool have_memory = false, have_current = false;
 	uint64_t current = 0;
@@ -312,9 +311,9 @@ static int parse_root(struct parse_ctx *c, const xmlNode *root,
 				"gpin-vmm has no balloon");
 	if (!d->kernel)
 		return xml_fail(c, root, "<os><kernel> is required");
-	if (metadata && domain_parse_metadata(c, metadata, d, service_set))
+	if (metadata && domain_parse_metadata(c, metadata, d))
 		return -1;
-	return domain_reconcile_disks(c, root, d, service_set);
+	return domain_reconcile_disks(c, root, d);
 }
 
 int domain__parse(struct domain *d, const char *xml, size_t len,
@@ -454,22 +453,4 @@ const char *domain__aio_name(enum domain_disk_aio aio)
 		break;
 	}
 	return "default";
-}
-
-const char *domain__pin_name(enum domain_disk_pin pin)
-{
-	switch (pin) {
-	case DOMAIN_PIN_FAST:
-		return "fast";
-	case DOMAIN_PIN_LOCKED:
-		return "locked";
-	case DOMAIN_PIN_KERNEL:
-		break;
-	}
-	return "kernel";
-}
-
-const char *domain__service_name(enum domain_disk_service s)
-{
-	return s == DOMAIN_SERVICE_IOTHREAD ? "iothread" : "vcpu";
 }

@@ -267,7 +267,7 @@ int domain_parse_devices(struct parse_ctx *c, const xmlNode *devs,
 }
 
 static int parse_gpin_disk(struct parse_ctx *c, const xmlNode *n,
-			   struct domain *d, bool *service_set)
+			   struct domain *d)
 {
 	static const char *const attrs[] = { "target", "pin", "service", NULL };
 	char *target = xml_attr(n, "target"), *pin = xml_attr(n, "pin");
@@ -285,24 +285,24 @@ static int parse_gpin_disk(struct parse_ctx *c, const xmlNode *n,
 		ret = xml_fail(c, n, "<gpin:disk target='%s'>: no such disk", target);
 	if (!ret && pin) {
 		if (!strcmp(pin, "kernel"))
-			disk->pin = DOMAIN_PIN_KERNEL;
+			disk->pin = DISK_PIN_KERNEL;
 		else if (!strcmp(pin, "fast"))
-			disk->pin = DOMAIN_PIN_FAST;
+			disk->pin = DISK_PIN_FAST;
 		else if (!strcmp(pin, "locked"))
-			disk->pin = DOMAIN_PIN_LOCKED;
+			disk->pin = DISK_PIN_LOCKED;
 		else
 			ret = xml_fail(c, n, "<gpin:disk pin='%s'>: expected fast, "
 				       "locked or kernel", pin);
 	}
 	if (!ret && service) {
 		if (!strcmp(service, "vcpu"))
-			disk->service = DOMAIN_SERVICE_VCPU;
+			disk->service = DISK_IO_VCPU;
 		else if (!strcmp(service, "iothread"))
-			disk->service = DOMAIN_SERVICE_IOTHREAD;
+			disk->service = DISK_IO_IOTHREAD;
 		else
 			ret = xml_fail(c, n, "<gpin:disk service='%s'>: expected vcpu "
 				       "or iothread", service);
-		service_set[disk - d->disks] = true;
+		disk->service_set = true;
 	}
 	xmlFree(target);
 	xmlFree(pin);
@@ -317,7 +317,7 @@ static bool in_gpin_ns(const xmlNode *n)
 }
 
 int domain_parse_metadata(struct parse_ctx *c, const xmlNode *md,
-			  struct domain *d, bool *service_set)
+			  struct domain *d)
 {
 	const xmlNode *top, *n;
 	bool seen = false;
@@ -342,7 +342,7 @@ int domain_parse_metadata(struct parse_ctx *c, const xmlNode *md,
 			if (!in_gpin_ns(n) || !xml_is(n, "disk"))
 				return xml_fail(c, n, "<gpin:vmm><%s> is not known to "
 						"gpin-vmm", n->name);
-			if (parse_gpin_disk(c, n, d, service_set))
+			if (parse_gpin_disk(c, n, d))
 				return -1;
 		}
 	}
@@ -355,26 +355,31 @@ int domain_parse_metadata(struct parse_ctx *c, const xmlNode *md,
  * threads serve the queues.
  */
 int domain_reconcile_disks(struct parse_ctx *c, const xmlNode *root,
-			   struct domain *d, const bool *service_set)
+			   struct domain *d)
 {
 	unsigned int i;
 
 	for (i = 0; i < d->ndisks; i++) {
 		struct domain_disk *disk = &d->disks[i];
 
-		if (disk->aio == DOMAIN_AIO_IO_URING &&
-		    disk->pin != DOMAIN_PIN_KERNEL)
-			return xml_fail(c, root, "disk '%s': <driver io='io_uring'> "
-					"pins in the host kernel; gpin:disk pin='%s' "
-					"needs io='native'", disk->target,
-					domain__pin_name(disk->pin));
+		if (disk->aio == DOMAIN_AIO_IO_URING) {
+			if (disk->pin != DISK_PIN_DEFAULT &&
+			    disk->pin != DISK_PIN_KERNEL)
+				return xml_fail(c, root, "disk '%s': <driver "
+						"io='io_uring'> pins in the host "
+						"kernel; gpin:disk pin='%s' needs "
+						"io='native'", disk->target,
+						disk_pin__name(disk->pin));
+			disk->pin = DISK_PIN_KERNEL;
+		}
 		if (disk->aio == DOMAIN_AIO_THREADS) {
-			if (service_set[i] &&
-			    disk->service != DOMAIN_SERVICE_IOTHREAD)
+			if (disk->service_set &&
+			    disk->service != DISK_IO_IOTHREAD)
 				return xml_fail(c, root, "disk '%s': <driver io='threads'> "
 						"and gpin:disk service='vcpu' disagree",
 						disk->target);
-			disk->service = DOMAIN_SERVICE_IOTHREAD;
+			disk->service = DISK_IO_IOTHREAD;
+			disk->service_set = true;
 		}
 	}
 	return 0;

@@ -6,8 +6,6 @@
 #ifndef GPIN_CONFIG_DOMAIN_PARSE_H
 #define GPIN_CONFIG_DOMAIN_PARSE_H
 
-#include <stdbool.h>
-
 #include "config/domain.h"
 #include "config/xml.h"
 
@@ -15,9 +13,9 @@ int domain_parse_devices(struct parse_ctx *c, const xmlNode *devs,
 			 struct domain *d);
 /* After the devices: gpin's <metadata> names their targets. */
 int domain_parse_metadata(struct parse_ctx *c, const xmlNode *md,
-			  struct domain *d, bool *service_set);
+			  struct domain *d);
 /* <driver io=...> against the metadata. */
 int domain_reconcile_disks(struct parse_ctx *c, const xmlNode *root,
-			   struct domain *d, const bool *service_set);
+			   struct domain *d);
 
 #endif /* GPIN_CONFIG_DOMAIN_PARSE_H */
