@@ -10,18 +10,13 @@
 
 void console__init(struct console *con, int in_fd, int out_fd)
 {
+	/* Not raw, nothing buffered or dropped, no output thread yet. */
+	memset(con, 0, sizeof(*con));
 	con->in_fd = in_fd;
 	con->out_fd = out_fd;
-	con->raw = false;
-	con->escape = false;
 	pthread_mutex_init(&con->lock, NULL);
 	pthread_cond_init(&con->more, NULL);
 	pthread_cond_init(&con->drained, NULL);
-	con->head = 0;
-	con->len = 0;
-	con->dropped = 0;
-	con->started = false;
-	con->stopping = false;
 }
 
 int console__open(struct console *con, enum vm_console kind, struct pty *pty)
