@@ -52,7 +52,8 @@ struct pty;
 void console__init(struct console *con, int in_fd, int out_fd);
 
 /*
- * console__init() for the console a VM config asks for: stdin and stdout, stdout only, nothing, or the PTY @pty,
+ * console__init() for the console a VM config asks for: stdin and
+ * stdout, stdout only, nothing, or the PTY @pty,
  * opened here unless it is open already (vm.reboot keeps the PTY and its
  * path).  0 or -errno.
  */

@@ -266,7 +266,8 @@ int main(int argc, char **argv)
 	}
 	host_defaults__apply(&host, &opts.vm);
 	if (opts.print_config) {
-		config__print(stdout, &opts.vm, &host, opts.domain ? &dom : NULL);
+		config__print(stdout, &opts.vm, &host,
+			      opts.domain ? &dom : NULL);
 		domain__free(&dom);
 		return 0;
 	}

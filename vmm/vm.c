@@ -68,7 +68,8 @@ static int vm_open_kvm(struct vm *vm, char *err, size_t errlen)
 	for (i = 0; i < sizeof(required_caps) / sizeof(required_caps[0]); i++) {
 		if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
 			  required_caps[i].cap) <= 0) {
-			err__set(err, errlen, "KVM lacks KVM_CAP_%s", required_caps[i].name);
+			err__set(err, errlen, "KVM lacks KVM_CAP_%s",
+				 required_caps[i].name);
 			return -EINVAL;
 		}
 	}
@@ -128,7 +129,8 @@ static int vm_setup_ram(struct vm *vm, uint64_t size, char *err, size_t errlen)
 					size - vm->lowmem_size,
 					vm->ram + vm->lowmem_size);
 	if (ret)
-		err__set(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(-ret));
+		err__set(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s",
+			 strerror(-ret));
 	return ret;
 }
 
@@ -172,7 +174,8 @@ static int vm_setup_gsi_routing(struct vm *vm, char *err, size_t errlen)
 			add_route(r, i, KVM_IRQCHIP_IOAPIC, i);
 	ret = ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, r) ? -errno : 0;
 	if (ret)
-		err__set(err, errlen, "KVM_SET_GSI_ROUTING: %s", strerror(-ret));
+		err__set(err, errlen, "KVM_SET_GSI_ROUTING: %s",
+			 strerror(-ret));
 	free(r);
 	return ret;
 }
@@ -184,11 +187,13 @@ static int vm_setup_irqchip(struct vm *vm, char *err, size_t errlen)
 	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, KVM_TSS_ADDR) < 0 ||
 	    ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR,
 		  &(uint64_t){ KVM_IDENTITY_MAP_ADDR }) < 0) {
-		err__set(err, errlen, "setting the TSS/identity map: %s", strerror(errno));
+		err__set(err, errlen, "setting the TSS/identity map: %s",
+			 strerror(errno));
 		return -errno;
 	}
 	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
-		err__set(err, errlen, "KVM_CREATE_IRQCHIP: %s", strerror(errno));
+		err__set(err, errlen, "KVM_CREATE_IRQCHIP: %s",
+			 strerror(errno));
 		return -errno;
 	}
 	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
@@ -277,7 +282,8 @@ static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 		vm->vcpus[i] = vcpu__create(vm, i);
 		if (!vm->vcpus[i]) {
 			ret = -errno;
-			err__set(err, errlen, "creating vcpu%u: %s", i, strerror(errno));
+			err__set(err, errlen, "creating vcpu%u: %s", i,
+				 strerror(errno));
 			break;
 		}
 		ret = cpu__set_cpuid(vm->vcpus[i]->fd, cpuid, i, vm->ncpus);

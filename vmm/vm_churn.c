@@ -105,8 +105,8 @@ int vm_churn__start(struct vm_churn *churn)
 		pr_info("churn: mmap/munmap of %u KiB %u times a second "
 			"(benchmark aid)", churn->kib, churn->hz);
 	else
-		pr_info("churn: mmap/munmap of %u KiB in a loop (benchmark aid)",
-			churn->kib);
+		pr_info("churn: mmap/munmap of %u KiB in a loop "
+			"(benchmark aid)", churn->kib);
 	return 0;
 }
 

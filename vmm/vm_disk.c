@@ -205,8 +205,9 @@ static int vm_setup_disk(struct vm *vm, const struct disk_config *d,
 	else
 		ret = vm_setup_disk_mmio(vm, i, &mem, p.nqueues);
 	if (ret == -EOPNOTSUPP)
-		err__set(err, errlen, "--disk %s: KVM lacks KVM_CAP_SIGNAL_MSI, "
-			 "which transport=pci needs", d->path);
+		err__set(err, errlen, "--disk %s: KVM lacks "
+			 "KVM_CAP_SIGNAL_MSI, which transport=pci needs",
+			 d->path);
 	else if (ret)
 		err__set(err, errlen, "--disk %s: %s", d->path, strerror(-ret));
 	return ret;
