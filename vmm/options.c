@@ -103,6 +103,9 @@ void options__usage(FILE *out, const char *prog)
 "3 when the guest panics (pvpanic), 2 for bad options or images, 1 for\n"
 "other VMM failures.\n"
 "\n"
+"Host defaults: /etc/gpin/vmm.conf (or $GPIN_VMM_CONF), lines \"pin = fast\",\n"
+"\"service = iothread\", \"transport = pci\": for disks that do not say.\n"
+"\n"
 "Counters: at exit, one line per disk queue on stderr, \"blkN-qM: R requests,\n"
 "B bytes, E errors\"; SIGUSR1 prints the same lines while the VM runs,\n"
 "then each vCPU's exits, whether it is in the guest, and its registers.\n",
