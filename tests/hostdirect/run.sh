@@ -21,7 +21,8 @@
 #    (where-*); --cmdline and --initrd reach boot_params (exitcode, initrd);
 #  - the command line holds up to 4095 bytes, a longer one is refused;
 #  - COM1 output on stdout; with --test-exit-port (every run here passes
-#    it), port 0x501 ends the VMM with the byte written;
+#    it but one), port 0x501 ends the VMM with the byte written; without
+#    it the port is not there;
 #    i8042 reset and triple fault end it with 0 (reset, triplefault);
 #  - any vCPU may end the VM through the exit port; SIGTERM ends it even
 #    when every vCPU is halted;
@@ -266,6 +267,20 @@ for code in 0 1 42 200 255; do
 done
 expect "exit device: no code= (default command line)" 254 "no code=" -- \
 	--kernel "$dir/exitcode.bzImage"
+# The exit device is a test hook: without --test-exit-port the payload's
+# write goes nowhere and it halts (cli; hlt) until SIGTERM (timeout: 124).
+timeout -k 5 5 "$vmm" --kernel "$dir/exitcode.bzImage" --cmdline "code=42" \
+	<"/dev/null" >"$out" 2>"$err"
+status=$?
+if [ "$status" -ne 124 ]; then
+	result "no exit device without --test-exit-port" \
+		"status $status, expected 124 (the write ended the VMM)"
+elif ! grep -qF "exitcode: 42" "$out"; then
+	result "no exit device without --test-exit-port" \
+		"the payload never reached its write"
+else
+	result "no exit device without --test-exit-port" ""
+fi
 # The command line holds 4095 bytes and its NUL; code= sits at the very end.
 long=$(printf '%4088s' '')
 expect "command line of 4095 bytes reaches the guest" 7 "exitcode: 7" -- \
