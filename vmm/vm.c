@@ -457,7 +457,6 @@ int vm__start(struct vm *vm)
 	for (i = 0; i < vm->ncpus; i++) {
 		ret = vcpu__start(vm->vcpus[i]);
 		if (ret) {
-			pr_err("starting vcpu%u: %s", i, strerror(-ret));
 			vm__request_stop(vm, VM_STOP_ERROR, 0);
 			return ret;
 		}

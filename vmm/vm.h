@@ -120,7 +120,10 @@ void vm__destroy(struct vm *vm);
  * the vCPU threads then print their registers.
  */
 void vm__print_state(const struct vm *vm);
-/* Starts the vCPU threads; vm__wait_stopped() and vm__join() end them. */
+/*
+ * Starts the churn thread, if any, and the vCPU threads; 0 or -errno (a
+ * stop is requested then).  vm__join() ends them.
+ */
 int vm__start(struct vm *vm);
 bool vm__stopping(struct vm *vm);
 /* Stops and joins every vCPU thread, then prints the disks' counters. */

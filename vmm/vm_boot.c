@@ -79,7 +79,8 @@ int vm__boot(struct vm *vm, const struct vm_config *cfg,
 	unmap_images(&img);
 	ret = vm__start(vm);
 	if (ret) {
-		err__set(err, errlen, "starting the VM: %s", strerror(-ret));
+		err__set(err, errlen, "starting the vCPU and churn threads: %s",
+			 strerror(-ret));
 		vm__request_stop(vm, VM_STOP_ERROR, 0);
 		vm__join(vm);
 		vm__destroy(vm);

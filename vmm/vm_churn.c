@@ -96,10 +96,8 @@ int vm_churn__start(struct vm_churn *churn)
 	if (!churn)
 		return 0;
 	ret = -pthread_create(&churn->thread, NULL, churn_thread, churn);
-	if (ret) {
-		pr_err("starting the churn thread: %s", strerror(-ret));
+	if (ret)
 		return ret;
-	}
 	churn->running = true;
 	if (churn->hz)
 		pr_info("churn: mmap/munmap of %u KiB %u times a second "
