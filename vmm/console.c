@@ -4,22 +4,45 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/pty.h"
 #include "console.h"
+#include "log.h"
 
 void console__init(struct console *con, int in_fd, int out_fd)
 {
+	/* Not raw, nothing buffered or dropped, no output thread yet. */
+	memset(con, 0, sizeof(*con));
 	con->in_fd = in_fd;
 	con->out_fd = out_fd;
-	con->raw = false;
-	con->escape = false;
 	pthread_mutex_init(&con->lock, NULL);
 	pthread_cond_init(&con->more, NULL);
 	pthread_cond_init(&con->drained, NULL);
-	con->head = 0;
-	con->len = 0;
-	con->dropped = 0;
-	con->started = false;
-	con->stopping = false;
+}
+
+int console__open(struct console *con, enum vm_console kind, struct pty *pty)
+{
+	int ret;
+
+	switch (kind) {
+	case VM_CONSOLE_STDIO:
+		console__init(con, STDIN_FILENO, STDOUT_FILENO);
+		break;
+	case VM_CONSOLE_STDOUT:
+		console__init(con, -1, STDOUT_FILENO);
+		break;
+	case VM_CONSOLE_OFF:
+		console__init(con, -1, -1);	/* output dropped */
+		break;
+	case VM_CONSOLE_PTY:
+		if (pty->master < 0) {
+			ret = pty__open(pty);
+			if (ret)
+				return ret;
+		}
+		console__init(con, pty->master, pty->master);
+		break;
+	}
+	return 0;
 }
 
 /* The contiguous run of buffered bytes from the oldest; under @lock. */
@@ -132,8 +155,8 @@ void console__stop(struct console *con)
 	pthread_join(con->writer, NULL);
 	con->started = false;
 	if (con->dropped)
-		fprintf(stderr, "gpin-vmm: console: %llu bytes of guest output "
-			"dropped: nobody read them\n",
+		pr_warn("console: %llu bytes of guest output "
+			"dropped: nobody read them",
 			(unsigned long long)con->dropped);
 }
 
@@ -176,12 +199,15 @@ void console__write_lines(FILE *out, const char *text, size_t len)
 	bool cr = raw_terminal(out);
 	size_t i;
 
+	/* Under the stream's lock: lines of several threads stay whole. */
+	flockfile(out);
 	for (i = 0; i < len; i++) {
 		if (cr && text[i] == '\n')
-			fputc('\r', out);
-		fputc(text[i], out);
+			putc_unlocked('\r', out);
+		putc_unlocked(text[i], out);
 	}
-	fflush(out);
+	fflush_unlocked(out);
+	funlockfile(out);
 }
 
 void console__tx(void *opaque, uint8_t byte)

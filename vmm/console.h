@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <termios.h>
 
+#include "vm_config.h"
+
 #define CONSOLE_ESCAPE	0x01	/* Ctrl-a */
 /* Output the reader may fall behind by before bytes are dropped. */
 #define CONSOLE_OUT_BUF	(64 * 1024)
@@ -45,7 +47,17 @@ struct console {
 	pthread_t writer;
 };
 
+struct pty;
+
 void console__init(struct console *con, int in_fd, int out_fd);
+
+/*
+ * console__init() for the console a VM config asks for: stdin and
+ * stdout, stdout only, nothing, or the PTY @pty,
+ * opened here unless it is open already (vm.reboot keeps the PTY and its
+ * path).  0 or -errno.
+ */
+int console__open(struct console *con, enum vm_console kind, struct pty *pty);
 
 /* Starts the output thread; 0 or -errno.  Bytes before it wait in the buffer. */
 int console__start(struct console *con);
@@ -62,7 +74,8 @@ void console__restore(struct console *con);
 /*
  * Writes @len bytes of the VMM's own text (lines ending in LF) to @out,
  * with CR LF when @out is a terminal in raw mode: without output
- * processing the next line would not start at column 0.
+ * processing the next line would not start at column 0.  The lines of
+ * threads that print at once do not interleave.
  */
 void console__write_lines(FILE *out, const char *text, size_t len);
 

@@ -2,83 +2,45 @@
 /*
  * gpin-vmm: start-up order, in one place.
  *
- *   1. parse options                     (bad value: exit 2)
- *      --domain: libvirt domain XML, schema-validated → options (exit 2)
+ *   1. parse options into a struct vm_config   (bad value: exit 2)
+ *      the host defaults file, /etc/gpin/vmm.conf  (bad line: exit 2)
+ *      --domain: libvirt domain XML, schema-validated → vm_config (exit 2)
+ *      the host defaults fill what the route left to them
  *      --api-socket: block signals (3), then api/ serves HTTP and runs
- *      steps 2-8 for the VM that vm.create / vm.boot describe
- *   2. read and check kernel and initrd  (bad image: exit 2)
+ *      steps 4-7 for the vm_config that vm.create / vm.boot describe
+ *   2. the console: this terminal, or a new PTY
  *   3. block signals; vCPU threads inherit the mask and take only the kick
- *   4. create the VM: KVM, RAM, irqchip, devices, vCPUs (exit 1)
- *   5. load kernel, initrd, cmdline, ACPI into RAM     (does not fit: exit 2)
- *   6. terminal to raw mode, start the vCPU threads
- *   7. serve console input and signals until the guest stops
- *   8. join the vCPUs, restore the terminal, exit with the guest's status
+ *   4. vm__boot(): read and check kernel and initrd (bad image: exit 2),
+ *      create the VM: KVM, RAM, irqchip, devices, vCPUs (exit 1), load
+ *      kernel, initrd, cmdline, ACPI into RAM (does not fit: exit 2),
+ *      start the vCPU threads
+ *   5. terminal to raw mode, console output thread
+ *   6. serve console input and signals until the guest stops
+ *   7. join the vCPUs, restore the terminal, exit with the guest's status
  */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "api/api.h"
 #include "api/pty.h"
-#include "arch/x86/boot.h"
 #include "config.h"
 #include "config/apply.h"
 #include "config/domain.h"
+#include "config/host_defaults.h"
 #include "console.h"
+#include "log.h"
 #include "options.h"
-#include "util.h"
 #include "vcpu.h"
 #include "vm.h"
 
 #define EXIT_USAGE	2
 #define EXIT_VMM_ERROR	1
-
-/* The boot images, mapped until they are copied into guest RAM. */
-struct images {
-	struct mapped_file kernel;
-	struct mapped_file initrd;
-};
-
-static int __attribute__((format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "gpin-vmm: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return EXIT_USAGE;
-}
-
-static int read_images(const struct vm_options *opts, struct images *img)
-{
-	char err[256];
-	int ret;
-
-	ret = map_file(opts->kernel, &img->kernel);
-	if (ret)
-		return usage_error("--kernel '%s': %s", opts->kernel,
-				   strerror(-ret));
-	if (boot__check_bzimage(img->kernel.data, img->kernel.size, err,
-				sizeof(err)))
-		return usage_error("--kernel '%s': %s", opts->kernel, err);
-	if (!opts->initrd)
-		return 0;
-	ret = map_file(opts->initrd, &img->initrd);
-	if (ret)
-		return usage_error("--initrd '%s': %s", opts->initrd,
-				   strerror(-ret));
-	return 0;
-}
 
 static void kick_handler(int sig)
 {
@@ -160,7 +122,7 @@ static void serve_until_stopped(struct vm *vm, struct console *con, int sfd)
 		if (poll(fds, 3, want_input || !stdin_open ? -1 : 20) < 0) {
 			if (errno == EINTR)
 				continue;
-			perror("gpin-vmm: poll");
+			pr_err("poll: %s", strerror(errno));
 			vm__request_stop(vm, VM_STOP_ERROR, 0);
 			break;
 		}
@@ -175,126 +137,109 @@ static void report_stop(const struct vm *vm)
 {
 	switch (vm->stop_reason) {
 	case VM_STOP_PANIC:
-		fprintf(stderr, "gpin-vmm: guest kernel panicked\n");
+		pr_info("guest kernel panicked");
 		break;
 	case VM_STOP_SIGNAL:
-		fprintf(stderr, "gpin-vmm: stopped by %s\n",
-			strsignal(vm->exit_code));
+		pr_info("stopped by %s", strsignal(vm->exit_code));
 		break;
 	case VM_STOP_ERROR:
-		fprintf(stderr, "gpin-vmm: stopped on an error\n");
+		pr_err("stopped on an error");
 		break;
 	default:
 		break;
 	}
 }
 
-static void unmap_images(struct images *img)
-{
-	unmap_file(&img->kernel);
-	unmap_file(&img->initrd);
-}
-
-static int run_vm(const struct vm_options *opts, struct images *img)
+static int run_vm(const struct vm_config *cfg)
 {
 	struct console con;
 	struct serial_backend uart = { .tx = console__tx, .tx_opaque = &con };
-	struct boot_files files = {
-		.kernel = img->kernel.data,
-		.kernel_size = img->kernel.size,
-		.initrd = img->initrd.data,
-		.initrd_size = img->initrd.size,
-		.cmdline = opts->cmdline,
-	};
 	struct pty pty = { .master = -1, .slave = -1 };
 	struct vm vm;
-	char err[256];
-	int sfd, status;
+	char err[512];
+	int sfd, ret, status = EXIT_VMM_ERROR;
 
-	console__init(&con, STDIN_FILENO, STDOUT_FILENO);
-	if (opts->console_pty) {
-		status = pty__open(&pty);
-		if (status) {
-			fprintf(stderr, "gpin-vmm: console PTY: %s\n",
-				strerror(-status));
-			return EXIT_VMM_ERROR;
-		}
-		fprintf(stderr, "gpin-vmm: console on %s\n", pty.path);
-		console__init(&con, pty.master, pty.master);
+	ret = console__open(&con, cfg->console, &pty);
+	if (ret) {
+		pr_err("console PTY: %s", strerror(-ret));
+		return EXIT_VMM_ERROR;
 	}
+	if (pty.master >= 0)
+		pr_info("console on %s", pty.path);
 	sfd = setup_signals();
 	if (sfd < 0) {
-		perror("gpin-vmm: signals");
-		pty__close(&pty);
-		return EXIT_VMM_ERROR;
+		pr_err("signals: %s", strerror(errno));
+		goto out_pty;
 	}
-	if (vm__create(&vm, opts, &uart)) {
-		close(sfd);
-		pty__close(&pty);
-		return EXIT_VMM_ERROR;
-	}
-	if (opts->mem_locked && mlock(vm.ram, vm.ram_size)) {
-		perror("gpin-vmm: locking guest RAM (<memoryBacking><locked/>)");
-		vm__destroy(&vm);
-		close(sfd);
-		pty__close(&pty);
-		return EXIT_VMM_ERROR;
-	}
-	status = vm__load(&vm, opts, &files, err, sizeof(err));
-	/* in guest RAM now: the VMM keeps no copy */
-	unmap_images(img);
-	if (status) {
-		fprintf(stderr, "gpin-vmm: %s\n", err);
-		vm__destroy(&vm);
-		close(sfd);
-		pty__close(&pty);
-		return EXIT_USAGE;
+	ret = vm__boot(&vm, cfg, &uart, err, sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		status = ret == -ENOEXEC ? EXIT_USAGE : EXIT_VMM_ERROR;
+		goto out_signals;
 	}
 	if (console__enter_raw(&con))
-		fprintf(stderr, "gpin-vmm: cannot set the terminal raw\n");
+		pr_warn("cannot set the terminal raw");
 	if (console__start(&con))
-		fprintf(stderr, "gpin-vmm: no console output thread\n");
-	if (!vm__start(&vm))
-		serve_until_stopped(&vm, &con, sfd);
+		pr_warn("no console output thread");
+	serve_until_stopped(&vm, &con, sfd);
 	vm__join(&vm);
 	console__stop(&con);
 	console__restore(&con);
 	report_stop(&vm);
 	status = vm__exit_status(&vm);
 	vm__destroy(&vm);
+out_signals:
 	close(sfd);
+out_pty:
 	pty__close(&pty);
 	return status;
 }
 
-/* --domain: the XML, validated against libvirt's schema, as the options. */
+/* --domain: the XML, validated against libvirt's schema, as the VM. */
 static int load_domain(struct vm_options *opts, struct domain *dom)
 {
 	char err[512];
 
 	if (domain__load(dom, opts->domain, domain__schema_path(), err,
-			 sizeof(err)))
-		return usage_error("%s", err);
+			 sizeof(err))) {
+		pr_err("%s", err);
+		return -1;
+	}
 	if (domain__check_host(dom, err, sizeof(err)) ||
-	    config__apply_domain(dom, opts, err, sizeof(err))) {
-		domain__free(dom);
-		return usage_error("%s: %s", opts->domain, err);
+	    config__apply_domain(dom, &opts->vm, err, sizeof(err))) {
+		pr_err("%s: %s", opts->domain, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* $GPIN_VMM_CONF or /etc/gpin/vmm.conf; 0 or -1 (said why). */
+static int load_host_defaults(struct host_defaults *host)
+{
+	const char *env = getenv(HOST_DEFAULTS_ENV);
+	char err[512];
+
+	if (host_defaults__load(host, host_defaults__path(), env && *env, err,
+				sizeof(err))) {
+		pr_err("%s", err);
+		return -1;
 	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct images img = { 0 };
+	struct host_defaults host;
 	struct domain dom = { 0 };
 	struct vm_options opts;
 	char err[256];
 	int status, sfd;
 
 	if (options__parse(&opts, argc, argv, err, sizeof(err))) {
-		fprintf(stderr, "gpin-vmm: %s\n", err);
+		pr_err("%s", err);
 		return EXIT_USAGE;
 	}
+	log__set_level(opts.log_level);
 	if (opts.help) {
 		options__usage(stdout, "gpin-vmm");
 		return 0;
@@ -303,27 +248,30 @@ int main(int argc, char **argv)
 		api__print_version(stdout, argv[0]);
 		return 0;
 	}
+	if (load_host_defaults(&host))
+		return EXIT_USAGE;
 	if (opts.api_fd >= 0 || opts.api_path) {
 		sfd = setup_signals();
 		if (sfd < 0) {
-			perror("gpin-vmm: signals");
+			pr_err("signals: %s", strerror(errno));
 			return EXIT_VMM_ERROR;
 		}
-		status = api__serve(&opts, sfd);
+		status = api__serve(&opts, &host, sfd);
 		close(sfd);
 		return status;
 	}
-	if (opts.domain && load_domain(&opts, &dom))
+	if (opts.domain && load_domain(&opts, &dom)) {
+		domain__free(&dom);
 		return EXIT_USAGE;
+	}
+	host_defaults__apply(&host, &opts.vm);
 	if (opts.print_config) {
-		config__print(stdout, &opts, opts.domain ? &dom : NULL);
+		config__print(stdout, &opts.vm, &host,
+			      opts.domain ? &dom : NULL);
 		domain__free(&dom);
 		return 0;
 	}
-	status = read_images(&opts, &img);
-	if (!status)
-		status = run_vm(&opts, &img);
-	unmap_images(&img);
+	/* the config holds copies: the domain is not needed any more */
 	domain__free(&dom);
-	return status;
+	return run_vm(&opts.vm);
 }

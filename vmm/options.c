@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arch/x86/layout.h"
+#include "log.h"
 #include "options.h"
 
 enum {
@@ -19,10 +20,13 @@ enum {
 	OPT_HELP = 'h',
 	OPT_VERSION = 'V',
 	OPT_DISK = 'd',
+	OPT_QUIET = 'q',
+	OPT_VERBOSE = 'v',
 	OPT_DOMAIN = 0x100,
 	OPT_PRINT_CONFIG,
 	OPT_API_SOCKET,
 	OPT_CHURN,
+	OPT_TEST_EXIT_PORT,
 };
 
 static const struct option long_options[] = {
@@ -36,6 +40,9 @@ static const struct option long_options[] = {
 	{ "print-config", no_argument,	   NULL, OPT_PRINT_CONFIG },
 	{ "api-socket",	required_argument, NULL, OPT_API_SOCKET },
 	{ "churn",	optional_argument, NULL, OPT_CHURN },
+	{ "test-exit-port", no_argument,   NULL, OPT_TEST_EXIT_PORT },
+	{ "quiet",	no_argument,	   NULL, OPT_QUIET },
+	{ "verbose",	no_argument,	   NULL, OPT_VERBOSE },
 	{ "help",	no_argument,	   NULL, OPT_HELP },
 	{ "version",	no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -80,14 +87,24 @@ void options__usage(FILE *out, const char *prog)
 "                       munmaps KIB (default 64) HZ times a second (default\n"
 "                       1000; 0: flat out), an mmap_lock writer as memory\n"
 "                       hot-plug or an allocator would be\n"
+"      --test-exit-port\n"
+"                       test device: a byte the guest writes to I/O port\n"
+"                       0x%x ends the VMM with that status (QEMU's\n"
+"                       isa-debug-exit; off unless given; with --domain\n"
+"                       also <gpin:test-exit-port/> in gpin's metadata)\n"
+"  -q, --quiet          only errors and warnings on stderr\n"
+"  -v, --verbose        debug messages too\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n"
 "Console: the guest's ttyS0 is this terminal (raw mode when stdin is a tty;\n"
 "Ctrl-a x quits).  Exit status: 0 when the guest powers off or reboots,\n"
-"the byte the guest writes to I/O port 0x%x (the test exit device),\n"
+"with --test-exit-port the byte the guest writes to the exit port,\n"
 "3 when the guest panics (pvpanic), 2 for bad options or images, 1 for\n"
 "other VMM failures.\n"
+"\n"
+"Host defaults: /etc/gpin/vmm.conf (or $GPIN_VMM_CONF), lines \"pin = fast\",\n"
+"\"service = iothread\", \"transport = pci\": for disks that do not say.\n"
 "\n"
 "Counters: at exit, one line per disk queue on stderr, \"blkN-qM: R requests,\n"
 "B bytes, E errors\"; SIGUSR1 prints the same lines while the VM runs,\n"
@@ -157,16 +174,6 @@ static int parse_cpus(const char *s, unsigned int *ncpus)
 	return 0;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* Splits off the next ",word" of *s; NULL at the end. */
 static char *next_word(char **s)
 {
@@ -196,9 +203,10 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 		return 0;
 	}
 	if (!val)
-		return fail(err, errlen, "--disk: unknown flag '%s'", w);
+		return err__set(err, errlen, "--disk: unknown flag '%s'", w);
 	*val++ = '\0';
 	if (!strcmp(w, "pin")) {
+		d->pin_from = CONFIG_FROM_ROUTE;
 		if (!strcmp(val, "kernel"))
 			d->pin = DISK_PIN_KERNEL;
 		else if (!strcmp(val, "fast"))
@@ -206,19 +214,20 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 		else if (!strcmp(val, "locked"))
 			d->pin = DISK_PIN_LOCKED;
 		else
-			return fail(err, errlen,
-				    "--disk: pin=%s: expected fast, locked or kernel",
-				    val);
+			return err__set(err, errlen,
+					"--disk: pin=%s: expected fast, locked or kernel",
+					val);
 		return 0;
 	}
 	if (!strcmp(w, "io")) {
+		d->io_from = CONFIG_FROM_ROUTE;
 		if (!strcmp(val, "vcpu"))
 			d->io = DISK_IO_VCPU;
 		else if (!strcmp(val, "iothread"))
 			d->io = DISK_IO_IOTHREAD;
 		else
-			return fail(err, errlen,
-				    "--disk: io=%s: expected vcpu or iothread", val);
+			return err__set(err, errlen,
+					"--disk: io=%s: expected vcpu or iothread", val);
 		return 0;
 	}
 	if (!strcmp(w, "event_idx")) {
@@ -228,20 +237,21 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 		else if (!strcmp(val, "off"))
 			d->no_event_idx = true;
 		else
-			return fail(err, errlen,
-				    "--disk: event_idx=%s: expected on or off",
-				    val);
+			return err__set(err, errlen,
+					"--disk: event_idx=%s: expected on or off",
+					val);
 		return 0;
 	}
 	if (!strcmp(w, "transport")) {
+		d->transport_from = CONFIG_FROM_ROUTE;
 		if (!strcmp(val, "mmio"))
 			d->transport = DISK_TRANSPORT_MMIO;
 		else if (!strcmp(val, "pci"))
 			d->transport = DISK_TRANSPORT_PCI;
 		else
-			return fail(err, errlen,
-				    "--disk: transport=%s: expected mmio or pci",
-				    val);
+			return err__set(err, errlen,
+					"--disk: transport=%s: expected mmio or pci",
+					val);
 		return 0;
 	}
 	if (!strcmp(w, "queues")) {
@@ -249,13 +259,13 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 		n = strtoul(val, &end, 10);
 		if (!isdigit((unsigned char)*val) || errno || *end || n < 1 ||
 		    n > DISK_QUEUES_MAX)
-			return fail(err, errlen,
-				    "--disk: queues=%s: expected 1 to %d", val,
-				    DISK_QUEUES_MAX);
+			return err__set(err, errlen,
+					"--disk: queues=%s: expected 1 to %d", val,
+					DISK_QUEUES_MAX);
 		d->queues = n;
 		return 0;
 	}
-	return fail(err, errlen, "--disk: unknown option '%s='", w);
+	return err__set(err, errlen, "--disk: unknown option '%s='", w);
 }
 
 int options__parse_disk(const char *s, struct disk_options *d, char *err,
@@ -263,16 +273,16 @@ int options__parse_disk(const char *s, struct disk_options *d, char *err,
 {
 	char buf[PATH_MAX + 64], *rest = buf, *w;
 
-	*d = (struct disk_options) { .pin = DISK_PIN_DEFAULT, .io = DISK_IO_VCPU };
+	disk_config__init(&d->cfg);
 	if (strlen(s) >= sizeof(buf))
-		return fail(err, errlen, "--disk: value too long");
+		return err__set(err, errlen, "--disk: value too long");
 	strcpy(buf, s);
 	w = next_word(&rest);
 	if (!*w)
-		return fail(err, errlen, "--disk '%s': no path", s);
-	if (strlen(w) >= sizeof(d->path))
-		return fail(err, errlen, "--disk: path too long");
-	strcpy(d->path, w);
+		return err__set(err, errlen, "--disk '%s': no path", s);
+	if (vm_config__set_string(d->path, sizeof(d->path), w, "--disk: path",
+				  err, errlen))
+		return -1;
 	while ((w = next_word(&rest)))
 		if (parse_disk_word(w, d, err, errlen))
 			return -1;
@@ -347,19 +357,16 @@ static int options__check(const struct vm_options *opts, bool vm_given,
 			  char *err, size_t errlen)
 {
 	if ((opts->domain || opts->api_fd >= 0 || opts->api_path) && vm_given)
-		return fail(err, errlen, "%s describes the whole VM: drop "
-			    "--kernel, --initrd, --cmdline, --cpus, --mem, --disk",
-			    opts->domain ? "--domain" : "--api-socket");
+		return err__set(err, errlen, "%s describes the whole VM: drop "
+				"--kernel, --initrd, --cmdline, --cpus, --mem, --disk",
+				opts->domain ? "--domain" : "--api-socket");
 	if (opts->domain && (opts->api_fd >= 0 || opts->api_path))
-		return fail(err, errlen, "--domain and --api-socket exclude "
-			    "each other");
+		return err__set(err, errlen, "--domain and --api-socket exclude "
+				"each other");
 	if (opts->domain || opts->api_fd >= 0 || opts->api_path)
 		return 0;
-	if (!opts->kernel)
-		return fail(err, errlen, "--kernel is required (see --help)");
-	if (strlen(opts->cmdline) + 1 > CMDLINE_MAX)
-		return fail(err, errlen, "--cmdline is longer than %d bytes",
-			    CMDLINE_MAX - 1);
+	if (!opts->kernel[0])
+		return err__set(err, errlen, "--kernel is required (see --help)");
 	return 0;
 }
 
@@ -370,57 +377,66 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 	int c;
 
 	*opts = (struct vm_options) {
-		.cmdline = DEFAULT_CMDLINE,
-		.ncpus = 1,
-		.mem_size = DEFAULT_MEM,
 		.api_fd = -1,
+		.log_level = LOG_LEVEL_INFO,
 	};
+	vm_config__init(&opts->vm);
 	/* Parsing may run more than once in a process (the unit tests). */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":k:i:c:p:m:d:hV", long_options,
+	while ((c = getopt_long(argc, argv, ":k:i:c:p:m:d:qvhV", long_options,
 				NULL)) != -1) {
 		if (c > 0 && c < 0x100 && strchr("kicpmd", c))
 			vm_given = true;
 		switch (c) {
 		case OPT_KERNEL:
-			opts->kernel = optarg;
+			if (vm_config__set_string(opts->kernel,
+						  sizeof(opts->kernel), optarg,
+						  "--kernel", err, errlen))
+				return -1;
 			break;
 		case OPT_INITRD:
-			opts->initrd = optarg;
+			if (vm_config__set_string(opts->initrd,
+						  sizeof(opts->initrd), optarg,
+						  "--initrd", err, errlen))
+				return -1;
 			break;
 		case OPT_CMDLINE:
-			opts->cmdline = optarg;
+			if (vm_config__set_string(opts->cmdline,
+						  sizeof(opts->cmdline), optarg,
+						  "--cmdline", err, errlen))
+				return -1;
 			break;
 		case OPT_CPUS:
 			if (parse_cpus(optarg, &opts->ncpus))
-				return fail(err, errlen,
-					    "--cpus '%s': expected a number from 1 to %d",
-					    optarg, VM_CPUS_MAX);
+				return err__set(err, errlen,
+						"--cpus '%s': expected a number from 1 to %d",
+						optarg, VM_CPUS_MAX);
 			break;
 		case OPT_MEM:
 			if (options__parse_size(optarg, &opts->mem_size))
-				return fail(err, errlen,
-					    "--mem '%s': expected a size such as 512M or 2G",
-					    optarg);
+				return err__set(err, errlen,
+						"--mem '%s': expected a size such as 512M or 2G",
+						optarg);
 			if (opts->mem_size < GUEST_MEM_MIN ||
 			    opts->mem_size > GUEST_MEM_MAX)
-				return fail(err, errlen,
-					    "--mem '%s': must be between %llu MiB and %llu GiB",
-					    optarg,
-					    (unsigned long long)(GUEST_MEM_MIN >> 20),
-					    (unsigned long long)(GUEST_MEM_MAX >> 30));
+				return err__set(err, errlen,
+						"--mem '%s': must be between %llu MiB and %llu GiB",
+						optarg,
+						(unsigned long long)(GUEST_MEM_MIN >> 20),
+						(unsigned long long)(GUEST_MEM_MAX >> 30));
 			break;
-		case OPT_DISK:
+		case OPT_DISK: {
+			struct disk_options d;
+
 			if (opts->ndisks == VM_DISKS_MAX)
-				return fail(err, errlen, "at most %d --disk options",
-					    VM_DISKS_MAX);
-			if (options__parse_disk(optarg,
-						&opts->disks[opts->ndisks],
-						err, errlen))
+				return err__set(err, errlen, "at most %d --disk options",
+						VM_DISKS_MAX);
+			if (options__parse_disk(optarg, &d, err, errlen))
 				return -1;
-			opts->ndisks++;
+			opts->disks[opts->ndisks++] = d.cfg;
 			break;
+		}
 		case OPT_DOMAIN:
 			opts->domain = optarg;
 			break;
@@ -429,16 +445,25 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 			break;
 		case OPT_API_SOCKET:
 			if (parse_api_socket(optarg, opts))
-				return fail(err, errlen,
-					    "--api-socket '%s': expected fd=N or path=P",
-					    optarg);
+				return err__set(err, errlen,
+						"--api-socket '%s': expected fd=N or path=P",
+						optarg);
 			break;
 		case OPT_CHURN:
 			if (parse_churn(optarg, &opts->churn_kib,
 					&opts->churn_hz))
-				return fail(err, errlen,
-					    "--churn=%s: expected KIB[,HZ], KiB 4 to 1048576, HZ 0 to 1000000",
-					    optarg);
+				return err__set(err, errlen,
+						"--churn=%s: expected KIB[,HZ], KiB 4 to 1048576, HZ 0 to 1000000",
+						optarg);
+			break;
+		case OPT_TEST_EXIT_PORT:
+			opts->test_exit_port = true;
+			break;
+		case OPT_QUIET:
+			opts->log_level = LOG_LEVEL_WARN;
+			break;
+		case OPT_VERBOSE:
+			opts->log_level = LOG_LEVEL_DEBUG;
 			break;
 		case OPT_HELP:
 			opts->help = true;
@@ -447,15 +472,15 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 			opts->version = true;
 			return 0;
 		case ':':
-			return fail(err, errlen, "option '%s' needs a value",
-				    argv[optind - 1]);
+			return err__set(err, errlen, "option '%s' needs a value",
+					argv[optind - 1]);
 		default:
-			return fail(err, errlen, "unknown option '%s'",
-				    argv[optind - 1]);
+			return err__set(err, errlen, "unknown option '%s'",
+					argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return fail(err, errlen, "unexpected argument '%s'",
-			    argv[optind]);
+		return err__set(err, errlen, "unexpected argument '%s'",
+				argv[optind]);
 	return options__check(opts, vm_given, err, errlen);
 }

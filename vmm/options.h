@@ -6,64 +6,39 @@
 #ifndef GPIN_OPTIONS_H
 #define GPIN_OPTIONS_H
 
-#include <limits.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 
-#define VM_CPUS_MAX		64
-#define DEFAULT_CMDLINE		"console=ttyS0"
-#define DEFAULT_MEM		(256ULL << 20)
-/* Disks; a virtio-mmio one takes one of the IOAPIC's GSIs 16..23. */
-#define VM_DISKS_MAX		8
-#define DISK_QUEUES_MAX		64
+#include "log.h"
+#include "vm_config.h"
 
-/* Who pins the guest's buffers for a disk's direct I/O. */
-enum disk_pin {
-	DISK_PIN_DEFAULT,	/* fast when /dev/gpin exists, else kernel */
-	DISK_PIN_KERNEL,	/* io_uring: the host kernel's own GUP */
-	DISK_PIN_FAST,		/* gpin.ko, fast path */
-	DISK_PIN_LOCKED,	/* gpin.ko, mmap-lock path */
-};
-
-/* Which thread takes a queue's requests. */
-enum disk_io {
-	DISK_IO_VCPU,		/* the notifying vCPU */
-	DISK_IO_IOTHREAD,	/* the queue's own thread, via ioeventfd */
-};
-
-/* How the guest reaches a disk's virtio device. */
-enum disk_transport {
-	DISK_TRANSPORT_MMIO,	/* virtio-mmio, one IOAPIC line (default) */
-	DISK_TRANSPORT_PCI,	/* virtio-pci on bus 0, MSI-X per queue */
-};
-
+/*
+ * One --disk value as options__parse_disk() returns it: a struct
+ * disk_config, whose fields read directly too (d.path as d.cfg.path;
+ * -fms-extensions, as the kernel builds with, for this embedding).
+ */
 struct disk_options {
-	char path[PATH_MAX];
-	bool ro;
-	enum disk_pin pin;
-	unsigned int queues;	/* 0: one per vCPU */
-	enum disk_io io;
-	enum disk_transport transport;
-	bool no_event_idx;	/* event_idx=off: VIRTIO_RING_F_EVENT_IDX not offered */
+	union {
+		struct disk_config cfg;
+		struct disk_config;
+	};
 };
 
+/*
+ * The command line: the VM it describes (struct vm_config, reached as
+ * opts.vm or field by field, as disk_options) and what the VMM does with
+ * it.
+ */
 struct vm_options {
-	const char *kernel;
-	const char *initrd;
-	const char *cmdline;
-	unsigned int ncpus;
-	uint64_t mem_size;
-	struct disk_options disks[VM_DISKS_MAX];
-	unsigned int ndisks;
-	unsigned int churn_kib;	/* --churn: mmap/munmap loop (benchmark aid) */
-	unsigned int churn_hz;	/* its cycles per second, 0: flat out */
-	bool mem_locked;	/* mlock guest RAM (domain <memoryBacking><locked/>) */
-	bool console_pty;	/* UART on a new PTY, not stdio (domain type='pty') */
+	union {
+		struct vm_config vm;
+		struct vm_config;
+	};
 	const char *domain;	/* --domain: the VM is a libvirt domain XML */
 	bool print_config;	/* --print-config: print the settings, exit */
 	int api_fd;		/* --api-socket fd=N (listening), or -1 */
 	const char *api_path;	/* --api-socket path=P, or NULL */
+	enum log_level log_level;	/* --quiet, --verbose */
 	bool help;
 	bool version;
 };

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "console.h"
+#include "log.h"
 #include "vcpu.h"
 #include "vm.h"
 
@@ -79,8 +80,7 @@ static int handle_system_event(struct vm *vm, struct kvm_run *run)
 		vm__request_stop(vm, VM_STOP_PANIC, 0);
 		break;
 	default:
-		fprintf(stderr, "gpin-vmm: unknown system event %u\n",
-			run->system_event.type);
+		pr_err("unknown system event %u", run->system_event.type);
 		vm__request_stop(vm, VM_STOP_ERROR, 0);
 		break;
 	}
@@ -101,23 +101,21 @@ int vcpu__handle_exit(struct vm *vm, struct kvm_run *run)
 		return 0;
 	case KVM_EXIT_SHUTDOWN:
 		/* A triple fault: on a PC that resets the machine. */
-		fprintf(stderr, "gpin-vmm: guest triple fault: reset\n");
+		pr_warn("guest triple fault: reset");
 		vm__request_stop(vm, VM_STOP_RESET, 0);
 		return -1;
 	case KVM_EXIT_SYSTEM_EVENT:
 		return handle_system_event(vm, run);
 	case KVM_EXIT_FAIL_ENTRY:
-		fprintf(stderr, "gpin-vmm: VM entry failed, reason 0x%llx\n",
-			(unsigned long long)
-			run->fail_entry.hardware_entry_failure_reason);
+		pr_err("VM entry failed, reason 0x%llx", (unsigned long long)
+		       run->fail_entry.hardware_entry_failure_reason);
 		break;
 	case KVM_EXIT_INTERNAL_ERROR:
-		fprintf(stderr, "gpin-vmm: KVM internal error, suberror %u\n",
-			run->internal.suberror);
+		pr_err("KVM internal error, suberror %u",
+		       run->internal.suberror);
 		break;
 	default:
-		fprintf(stderr, "gpin-vmm: unhandled exit reason %u\n",
-			run->exit_reason);
+		pr_err("unhandled exit reason %u", run->exit_reason);
 		break;
 	}
 	vm__request_stop(vm, VM_STOP_ERROR, 0);
@@ -141,8 +139,6 @@ void vcpu__request_regs(struct vcpu *vcpu)
 	__atomic_store_n(&vcpu->want_regs, true, __ATOMIC_RELEASE);
 	vcpu__kick(vcpu);
 }
-
-static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * Called by the vCPU thread itself: KVM_GET_* waits for KVM_RUN to return,
@@ -177,13 +173,10 @@ static void print_regs(struct vcpu *vcpu)
 		     ev.interrupt.shadow ? " (shadow)" : "",
 		     ev.nmi.pending ? "pending" :
 		     ev.nmi.injected ? "injected" : "none");
-	if (n > 0) {
-		/* Every vCPU prints at once: one whole line at a time. */
-		pthread_mutex_lock(&print_lock);
+	/* Every vCPU prints at once: console__write_lines() keeps lines whole. */
+	if (n > 0)
 		console__write_lines(stderr, buf, (size_t)n < sizeof(buf) ?
 				     (size_t)n : sizeof(buf) - 1);
-		pthread_mutex_unlock(&print_lock);
-	}
 }
 
 static int run_once(struct vcpu *vcpu)
@@ -227,8 +220,8 @@ static void *vcpu_thread(void *arg)
 				vm__park_if_paused(vm, vcpu->run);
 				continue;
 			}
-			fprintf(stderr, "gpin-vmm: vcpu%u: KVM_RUN: %s\n",
-				vcpu->id, strerror(errno));
+			pr_err("vcpu%u: KVM_RUN: %s",
+			       vcpu->id, strerror(errno));
 			vm__request_stop(vm, VM_STOP_ERROR, 0);
 			break;
 		}

@@ -19,11 +19,13 @@
 #include "arch/x86/acpi.h"
 #include "arch/x86/boot.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/irqchip.h"
 #include "arch/x86/layout.h"
 #include "console.h"
 #include "devices/acpi_pm.h"
 #include "devices/pvpanic.h"
 #include "devices/virtio_blk.h"
+#include "log.h"
 #include "vcpu.h"
 #include "virtio/mmio.h"
 #include "vm.h"
@@ -32,9 +34,6 @@
 
 #define KVM_DEV			"/dev/kvm"
 #define KVM_API_VERSION_NEEDED	12
-/* Intel needs a TSS and identity-map page KVM uses in real mode; in the hole. */
-#define KVM_TSS_ADDR		0xfffbd000ULL
-#define KVM_IDENTITY_MAP_ADDR	0xfffbc000ULL
 
 static const struct {
 	int cap;
@@ -47,37 +46,37 @@ static const struct {
 	{ KVM_CAP_EXT_CPUID,		"EXT_CPUID" },
 };
 
-static int vm_open_kvm(struct vm *vm)
+static int vm_open_kvm(struct vm *vm, char *err, size_t errlen)
 {
 	unsigned int i;
 	int version;
 
 	vm->kvm_fd = open(KVM_DEV, O_RDWR | O_CLOEXEC);
 	if (vm->kvm_fd < 0) {
-		int err = errno;
+		int e = errno;
 
-		fprintf(stderr, "gpin-vmm: cannot open %s: %s%s\n", KVM_DEV,
-			strerror(err), err == ENOENT ?
-			" (is KVM enabled and the kvm-intel/kvm-amd module loaded?)" : "");
-		return -err;
+		err__set(err, errlen, "cannot open %s: %s%s", KVM_DEV,
+			 strerror(e), e == ENOENT ? " (is KVM enabled and the "
+			 "kvm-intel/kvm-amd module loaded?)" : "");
+		return -e;
 	}
 	version = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
 	if (version != KVM_API_VERSION_NEEDED) {
-		fprintf(stderr, "gpin-vmm: KVM API version %d, need %d\n",
-			version, KVM_API_VERSION_NEEDED);
+		err__set(err, errlen, "KVM API version %d, need %d",
+			 version, KVM_API_VERSION_NEEDED);
 		return -EINVAL;
 	}
 	for (i = 0; i < sizeof(required_caps) / sizeof(required_caps[0]); i++) {
 		if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
 			  required_caps[i].cap) <= 0) {
-			fprintf(stderr, "gpin-vmm: KVM lacks KVM_CAP_%s\n",
-				required_caps[i].name);
+			err__set(err, errlen, "KVM lacks KVM_CAP_%s",
+				 required_caps[i].name);
 			return -EINVAL;
 		}
 	}
 	vm->vcpu_mmap_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (vm->vcpu_mmap_size <= 0) {
-		fprintf(stderr, "gpin-vmm: KVM_GET_VCPU_MMAP_SIZE failed\n");
+		err__set(err, errlen, "KVM_GET_VCPU_MMAP_SIZE failed");
 		return -EINVAL;
 	}
 	return 0;
@@ -101,7 +100,7 @@ static int set_memory_region(struct vm *vm, uint32_t slot, uint64_t gpa,
  * plain anonymous pages of this process, as in any VMM.  RAM past the
  * MMIO hole is the same mapping's tail, mapped at 4 GiB.
  */
-static int vm_setup_ram(struct vm *vm, uint64_t size)
+static int vm_setup_ram(struct vm *vm, uint64_t size, char *err, size_t errlen)
 {
 	int ret;
 
@@ -112,8 +111,8 @@ static int vm_setup_ram(struct vm *vm, uint64_t size)
 	if (vm->ram == MAP_FAILED) {
 		vm->ram = NULL;
 		ret = -errno;
-		fprintf(stderr, "gpin-vmm: cannot map %llu MiB of guest RAM: %s\n",
-			(unsigned long long)(size >> 20), strerror(-ret));
+		err__set(err, errlen, "cannot map %llu MiB of guest RAM: %s",
+			 (unsigned long long)(size >> 20), strerror(-ret));
 		return ret;
 	}
 	/*
@@ -124,92 +123,16 @@ static int vm_setup_ram(struct vm *vm, uint64_t size)
 	 * and it spares fork copying gigabytes.
 	 */
 	if (madvise(vm->ram, size, MADV_DONTFORK))
-		fprintf(stderr, "gpin-vmm: MADV_DONTFORK on guest RAM: %s\n",
-			strerror(errno));
+		pr_warn("MADV_DONTFORK on guest RAM: %s", strerror(errno));
 	ret = set_memory_region(vm, 0, 0, vm->lowmem_size, vm->ram);
 	if (!ret && size > vm->lowmem_size)
 		ret = set_memory_region(vm, 1, MMIO_HOLE_END,
 					size - vm->lowmem_size,
 					vm->ram + vm->lowmem_size);
 	if (ret)
-		fprintf(stderr, "gpin-vmm: KVM_SET_USER_MEMORY_REGION: %s\n",
-			strerror(-ret));
+		err__set(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s",
+			 strerror(-ret));
 	return ret;
-}
-
-#define PIC_PINS		8
-#define ISA_IRQS		16
-#define IOAPIC_PINS		24
-#define PIT_IOAPIC_PIN		2
-
-static void add_route(struct kvm_irq_routing *r, uint32_t gsi, uint32_t chip,
-		      uint32_t pin)
-{
-	r->entries[r->nr++] = (struct kvm_irq_routing_entry) {
-		.gsi = gsi,
-		.type = KVM_IRQ_ROUTING_IRQCHIP,
-		.u.irqchip = { .irqchip = chip, .pin = pin },
-	};
-}
-
-/*
- * The routing of a PC, which the MADT describes: ISA IRQs go to both
- * PICs and the IOAPIC, except that the PIT's IRQ 0 is wired to IOAPIC pin
- * 2 (the "IRQ0 -> GSI2" override).  KVM's default routes GSI 0 to pin 0,
- * where Linux never looks: its timer interrupts would be lost.
- */
-static int vm_setup_gsi_routing(struct vm *vm)
-{
-	struct kvm_irq_routing *r;
-	uint32_t i;
-	int ret;
-
-	r = calloc(1, sizeof(*r) + (ISA_IRQS + IOAPIC_PINS) *
-			       sizeof(struct kvm_irq_routing_entry));
-	if (!r)
-		return -ENOMEM;
-	for (i = 0; i < ISA_IRQS; i++) {
-		/* IRQ 2 is the cascade from the slave PIC. */
-		if (i == 2)
-			continue;
-		add_route(r, i, i < PIC_PINS ? KVM_IRQCHIP_PIC_MASTER :
-					       KVM_IRQCHIP_PIC_SLAVE,
-			  i % PIC_PINS);
-	}
-	add_route(r, 0, KVM_IRQCHIP_IOAPIC, PIT_IOAPIC_PIN);
-	for (i = 1; i < IOAPIC_PINS; i++)
-		if (i != PIT_IOAPIC_PIN)
-			add_route(r, i, KVM_IRQCHIP_IOAPIC, i);
-	ret = ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, r) ? -errno : 0;
-	if (ret)
-		fprintf(stderr, "gpin-vmm: KVM_SET_GSI_ROUTING: %s\n",
-			strerror(-ret));
-	free(r);
-	return ret;
-}
-
-static int vm_setup_irqchip(struct vm *vm)
-{
-	struct kvm_pit_config pit = { .flags = 0 };
-
-	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, KVM_TSS_ADDR) < 0 ||
-	    ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR,
-		  &(uint64_t){ KVM_IDENTITY_MAP_ADDR }) < 0) {
-		fprintf(stderr, "gpin-vmm: setting the TSS/identity map: %s\n",
-			strerror(errno));
-		return -errno;
-	}
-	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
-		fprintf(stderr, "gpin-vmm: KVM_CREATE_IRQCHIP: %s\n",
-			strerror(errno));
-		return -errno;
-	}
-	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
-		fprintf(stderr, "gpin-vmm: KVM_CREATE_PIT2: %s\n",
-			strerror(errno));
-		return -errno;
-	}
-	return vm_setup_gsi_routing(vm);
 }
 
 static void serial_set_irq(void *opaque, int level)
@@ -237,7 +160,9 @@ static void guest_exit(void *opaque, uint8_t code)
 	vm__request_stop(opaque, VM_STOP_EXIT_DEVICE, code);
 }
 
-static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
+static int vm_setup_devices(struct vm *vm, const struct vm_config *cfg,
+			    const struct serial_backend *console, char *err,
+			    size_t errlen)
 {
 	struct serial_backend uart = *console;
 	int ret;
@@ -247,15 +172,18 @@ static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
 	vm->serial = serial__create(&uart);
 	vm->acpi_pm = acpi_pm__create(guest_poweroff, vm);
 	vm->pvpanic = pvpanic__create(guest_panicked, vm);
-	if (!vm->serial || !vm->acpi_pm || !vm->pvpanic)
+	if (!vm->serial || !vm->acpi_pm || !vm->pvpanic) {
+		err__set(err, errlen, "no memory for the devices");
 		return -ENOMEM;
+	}
 	vm->kbd = (struct i8042) { .reset = guest_reset, .opaque = vm };
 	vm->exit_port = (struct exit_port) { .exit = guest_exit, .opaque = vm };
 
 	ret = serial__attach(vm->serial, &vm->pio, PORT_COM1);
 	if (!ret)
 		ret = i8042__attach(&vm->kbd, &vm->pio);
-	if (!ret)
+	/* A test hook, as QEMU's isa-debug-exit: only when asked for. */
+	if (!ret && cfg->test_exit_port)
 		ret = exit_port__attach(&vm->exit_port, &vm->pio);
 	if (!ret)
 		ret = rtc__attach(&vm->rtc, &vm->pio);
@@ -263,10 +191,13 @@ static int vm_setup_devices(struct vm *vm, const struct serial_backend *console)
 		ret = acpi_pm__attach(vm->acpi_pm, &vm->pio);
 	if (!ret)
 		ret = pvpanic__attach(vm->pvpanic, &vm->pio);
+	if (ret)
+		err__set(err, errlen, "attaching the legacy devices: %s",
+			 strerror(-ret));
 	return ret;
 }
 
-static int vm_create_vcpus(struct vm *vm)
+static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_cpuid2 *cpuid;
 	unsigned int i;
@@ -275,7 +206,7 @@ static int vm_create_vcpus(struct vm *vm)
 	vm->vcpus = calloc(vm->ncpus, sizeof(*vm->vcpus));
 	cpuid = cpu__supported_cpuid(vm->kvm_fd);
 	if (!vm->vcpus || !cpuid) {
-		fprintf(stderr, "gpin-vmm: cannot get the supported CPUID\n");
+		err__set(err, errlen, "cannot get the supported CPUID");
 		free(cpuid);
 		return -ENOMEM;
 	}
@@ -283,53 +214,58 @@ static int vm_create_vcpus(struct vm *vm)
 		vm->vcpus[i] = vcpu__create(vm, i);
 		if (!vm->vcpus[i]) {
 			ret = -errno;
-			fprintf(stderr, "gpin-vmm: creating vcpu%u: %s\n", i,
-				strerror(errno));
+			err__set(err, errlen, "creating vcpu%u: %s", i,
+				 strerror(errno));
 			break;
 		}
 		ret = cpu__set_cpuid(vm->vcpus[i]->fd, cpuid, i, vm->ncpus);
 		if (ret)
-			fprintf(stderr, "gpin-vmm: KVM_SET_CPUID2 on vcpu%u: %s\n",
-				i, strerror(-ret));
+			err__set(err, errlen, "KVM_SET_CPUID2 on vcpu%u: %s",
+				 i, strerror(-ret));
 	}
 	free(cpuid);
 	return ret;
 }
 
-int vm__create(struct vm *vm, const struct vm_options *opts,
-	       const struct serial_backend *console)
+int vm__create(struct vm *vm, const struct vm_config *cfg,
+	       const struct serial_backend *console, char *err, size_t errlen)
 {
 	int ret;
 
 	memset(vm, 0, sizeof(*vm));
 	vm->kvm_fd = vm->vm_fd = vm->stop_efd = -1;
-	vm->ncpus = opts->ncpus;
-	vm->churn_kib = opts->churn_kib;
-	vm->churn_hz = opts->churn_hz;
+	vm->ncpus = cfg->ncpus;
 	pthread_mutex_init(&vm->stop_lock, NULL);
 	pthread_cond_init(&vm->stop_cond, NULL);
 	bus__init(&vm->pio, "pio");
 	bus__init(&vm->mmio, "mmio");
 
-	ret = vm_open_kvm(vm);
+	ret = vm_open_kvm(vm, err, errlen);
 	if (ret)
 		goto err;
 	vm->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
 	if (vm->stop_efd < 0 || vm->vm_fd < 0) {
 		ret = -errno;
-		fprintf(stderr, "gpin-vmm: KVM_CREATE_VM: %s\n", strerror(errno));
+		err__set(err, errlen, "KVM_CREATE_VM: %s", strerror(-ret));
 		goto err;
 	}
-	ret = vm_setup_ram(vm, opts->mem_size);
+	ret = vm_setup_ram(vm, cfg->mem_size, err, errlen);
 	if (!ret)
-		ret = vm_setup_irqchip(vm);
+		ret = irqchip__setup(vm->vm_fd, err, errlen);
 	if (!ret)
-		ret = vm_setup_devices(vm, console);
+		ret = vm_setup_devices(vm, cfg, console, err, errlen);
 	if (!ret)
-		ret = vm_disk__setup_all(vm, opts);
+		ret = vm_disk__setup_all(vm, cfg, err, errlen);
 	if (!ret)
-		ret = vm_create_vcpus(vm);
+		ret = vm_create_vcpus(vm, err, errlen);
+	if (!ret && cfg->churn_kib) {
+		vm->churn = vm_churn__create(vm, cfg->churn_kib, cfg->churn_hz);
+		if (!vm->churn) {
+			err__set(err, errlen, "no memory for --churn");
+			ret = -ENOMEM;
+		}
+	}
 	if (ret)
 		goto err;
 	return 0;
@@ -338,8 +274,8 @@ err:
 	return ret ? ret : -EINVAL;
 }
 
-int vm__load(struct vm *vm, const struct vm_options *opts,
-	     const struct boot_files *files, char *err, size_t errlen)
+int vm__load(struct vm *vm, const struct boot_files *files, char *err,
+	     size_t errlen)
 {
 	struct boot_ram ram = {
 		.base = vm->ram,
@@ -366,8 +302,8 @@ int vm__load(struct vm *vm, const struct vm_options *opts,
 	ret = acpi__build(vm->ram, vm->lowmem_size, vm->ncpus,
 			  vm->pci ? &pci : NULL, virtio, n);
 	if (ret) {
-		snprintf(err, errlen, "building ACPI tables: %s", strerror(-ret));
-		return -1;
+		return err__set(err, errlen, "building ACPI tables: %s",
+				strerror(-ret));
 	}
 	f.acpi_rsdp = ACPI_RSDP_START;
 	if (boot__load(&ram, &f, &info, err, errlen))
@@ -375,9 +311,8 @@ int vm__load(struct vm *vm, const struct vm_options *opts,
 	ret = cpu__setup_boot_regs(vm->vcpus[0]->fd, info.entry,
 				   ZERO_PAGE_START);
 	if (ret) {
-		snprintf(err, errlen, "setting up the boot vCPU: %s",
-			 strerror(-ret));
-		return -1;
+		return err__set(err, errlen, "setting up the boot vCPU: %s",
+				strerror(-ret));
 	}
 	return 0;
 }
@@ -424,7 +359,7 @@ void vm__request_stop(struct vm *vm, enum vm_stop_reason reason, int code)
 	if (!first)
 		return;
 	if (vm->stop_efd >= 0 && eventfd_write(vm->stop_efd, 1))
-		perror("gpin-vmm: eventfd_write");
+		pr_err("eventfd_write: %s", strerror(errno));
 	for (i = 0; i < vm->ncpus; i++)
 		if (vm->vcpus && vm->vcpus[i])
 			vcpu__kick(vm->vcpus[i]);
@@ -516,14 +451,12 @@ int vm__start(struct vm *vm)
 	unsigned int i;
 	int ret;
 
-	ret = vm_churn__start(vm);
+	ret = vm_churn__start(vm->churn);
 	if (ret)
 		return ret;
 	for (i = 0; i < vm->ncpus; i++) {
 		ret = vcpu__start(vm->vcpus[i]);
 		if (ret) {
-			fprintf(stderr, "gpin-vmm: starting vcpu%u: %s\n", i,
-				strerror(-ret));
 			vm__request_stop(vm, VM_STOP_ERROR, 0);
 			return ret;
 		}
@@ -541,7 +474,7 @@ void vm__join(struct vm *vm)
 	for (i = 0; i < vm->ncpus; i++)
 		if (vm->vcpus && vm->vcpus[i])
 			vcpu__join(vm->vcpus[i]);
-	vm_churn__join(vm);
+	vm_churn__join(vm->churn);
 	vm__print_disk_stats(vm, stderr);
 }
 
@@ -591,6 +524,8 @@ void vm__destroy(struct vm *vm)
 		free(vm->vcpus);
 		vm->vcpus = NULL;
 	}
+	vm_churn__destroy(vm->churn);
+	vm->churn = NULL;
 	vm_disk__destroy_all(vm);
 	serial__destroy(vm->serial);
 	vm->serial = NULL;

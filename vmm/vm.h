@@ -17,7 +17,7 @@
 #include "devices/exit_port.h"
 #include "devices/i8042.h"
 #include "devices/rtc.h"
-#include "options.h"
+#include "vm_config.h"
 #include "devices/serial.h"
 
 struct vcpu;
@@ -29,13 +29,14 @@ struct pci_host;
 struct acpi_pm;
 struct pvpanic;
 struct boot_files;
+struct vm_churn;
 
 /* Why the VM stopped; the VMM's exit status follows from it. */
 enum vm_stop_reason {
 	VM_STOP_NONE = 0,
 	VM_STOP_POWEROFF,	/* ACPI S5: status 0 */
 	VM_STOP_RESET,		/* i8042 reset, triple fault: status 0 */
-	VM_STOP_EXIT_DEVICE,	/* guest wrote a code to PORT_EXIT */
+	VM_STOP_EXIT_DEVICE,	/* guest wrote a code to PORT_EXIT (a test) */
 	VM_STOP_PANIC,		/* pvpanic */
 	VM_STOP_ERROR,		/* KVM or VMM failure */
 	VM_STOP_SIGNAL,		/* SIGINT/SIGTERM to the VMM */
@@ -68,7 +69,7 @@ struct vm {
 
 	struct serial *serial;
 	struct i8042 kbd;
-	struct exit_port exit_port;
+	struct exit_port exit_port;	/* attached with --test-exit-port */
 	struct rtc rtc;
 	struct acpi_pm *acpi_pm;
 	struct pvpanic *pvpanic;
@@ -86,31 +87,43 @@ struct vm {
 	unsigned int npci;
 	bool msi_failed;	/* a KVM_SIGNAL_MSI failed (reported once) */
 
-	/* --churn (vm_churn.c): maps and unmaps memory, a benchmark aid. */
-	unsigned int churn_kib;
-	unsigned int churn_hz;		/* cycles per second, 0: flat out */
-	pthread_t churn_thread;
-	bool churn_running;
-	uint64_t churn_cycles;
+	struct vm_churn *churn;		/* --churn (vm_churn.c), or NULL */
 };
 
 /*
- * Opens KVM and builds the machine: RAM, irqchip, PIT, legacy devices and
- * the vCPUs.  @console is where the UART's output goes.  0 or -errno,
- * with the reason printed.
+ * Builds and starts the VM @cfg describes, as every front end does (the
+ * command line and --domain in main.c, vm.boot in api/run.c): maps the
+ * kernel and initrd and checks the kernel, creates the machine, locks
+ * guest RAM when asked, loads the guest, unmaps the images (guest RAM
+ * holds them now) and starts the vCPUs.  @console is where the UART's
+ * output goes.  Returns 0; -ENOEXEC when the images cannot boot
+ * (unreadable, not a bzImage, too large for guest RAM: a bad
+ * configuration), or another -errno when the VMM failed; the reason in
+ * @err.  On failure @vm holds nothing to destroy.
  */
-int vm__create(struct vm *vm, const struct vm_options *opts,
-	       const struct serial_backend *console);
+int vm__boot(struct vm *vm, const struct vm_config *cfg,
+	     const struct serial_backend *console, char *err, size_t errlen);
+
+/*
+ * vm__boot()'s steps.  vm__create() opens KVM and builds the machine:
+ * RAM, irqchip, PIT, legacy devices, disks and the vCPUs; 0 or -errno
+ * with the reason in @err (then @vm is destroyed already).
+ */
+int vm__create(struct vm *vm, const struct vm_config *cfg,
+	       const struct serial_backend *console, char *err, size_t errlen);
 /* Loads kernel, initrd, command line and ACPI tables; 0 or -1 with @err. */
-int vm__load(struct vm *vm, const struct vm_options *opts,
-	     const struct boot_files *files, char *err, size_t errlen);
+int vm__load(struct vm *vm, const struct boot_files *files, char *err,
+	     size_t errlen);
 void vm__destroy(struct vm *vm);
 /*
  * SIGUSR1: the disks' counters as at exit, each vCPU's exits and place;
  * the vCPU threads then print their registers.
  */
 void vm__print_state(const struct vm *vm);
-/* Starts the vCPU threads; vm__wait_stopped() and vm__join() end them. */
+/*
+ * Starts the churn thread, if any, and the vCPU threads; 0 or -errno (a
+ * stop is requested then).  vm__join() ends them.
+ */
 int vm__start(struct vm *vm);
 bool vm__stopping(struct vm *vm);
 /* Stops and joins every vCPU thread, then prints the disks' counters. */

@@ -5,13 +5,25 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
+#include "log.h"
 #include "vm.h"
 #include "vm_churn.h"
+
+struct vm_churn {
+	struct vm *vm;			/* runs until it stops */
+	unsigned int kib;
+	unsigned int hz;		/* cycles per second, 0: flat out */
+	pthread_t thread;
+	bool running;
+	uint64_t cycles;		/* written by the thread as it ends */
+};
 
 /*
  * --churn: map, touch and unmap a small region until the VM stops.  Each
@@ -43,14 +55,14 @@ static void churn_pace(struct timespec *next, unsigned int hz)
 
 static void *churn_thread(void *arg)
 {
-	struct vm *vm = arg;
-	size_t len = (size_t)vm->churn_kib << 10, off;
+	struct vm_churn *churn = arg;
+	size_t len = (size_t)churn->kib << 10, off;
 	struct timespec next;
 	uint64_t n = 0;
 
 	pthread_setname_np(pthread_self(), "churn");
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (!vm__stopping(vm)) {
+	while (!vm__stopping(churn->vm)) {
 		uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -60,42 +72,53 @@ static void *churn_thread(void *arg)
 			p[off] = 1;
 		munmap(p, len);
 		n++;
-		if (vm->churn_hz)
-			churn_pace(&next, vm->churn_hz);
+		if (churn->hz)
+			churn_pace(&next, churn->hz);
 	}
-	__atomic_store_n(&vm->churn_cycles, n, __ATOMIC_RELEASE);
+	__atomic_store_n(&churn->cycles, n, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-int vm_churn__start(struct vm *vm)
+struct vm_churn *vm_churn__create(struct vm *vm, unsigned int kib,
+				  unsigned int hz)
+{
+	struct vm_churn *churn = calloc(1, sizeof(*churn));
+
+	if (churn)
+		*churn = (struct vm_churn) { .vm = vm, .kib = kib, .hz = hz };
+	return churn;
+}
+
+int vm_churn__start(struct vm_churn *churn)
 {
 	int ret;
 
-	if (!vm->churn_kib)
+	if (!churn)
 		return 0;
-	ret = -pthread_create(&vm->churn_thread, NULL, churn_thread, vm);
-	if (ret) {
-		fprintf(stderr, "gpin-vmm: starting the churn thread: %s\n",
-			strerror(-ret));
+	ret = -pthread_create(&churn->thread, NULL, churn_thread, churn);
+	if (ret)
 		return ret;
-	}
-	vm->churn_running = true;
-	if (vm->churn_hz)
-		fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB "
-			"%u times a second (benchmark aid)\n",
-			vm->churn_kib, vm->churn_hz);
+	churn->running = true;
+	if (churn->hz)
+		pr_info("churn: mmap/munmap of %u KiB %u times a second "
+			"(benchmark aid)", churn->kib, churn->hz);
 	else
-		fprintf(stderr, "gpin-vmm: churn: mmap/munmap of %u KiB "
-			"in a loop (benchmark aid)\n", vm->churn_kib);
+		pr_info("churn: mmap/munmap of %u KiB in a loop "
+			"(benchmark aid)", churn->kib);
 	return 0;
 }
 
-void vm_churn__join(struct vm *vm)
+void vm_churn__join(struct vm_churn *churn)
 {
-	if (!vm->churn_running)
+	if (!churn || !churn->running)
 		return;
-	pthread_join(vm->churn_thread, NULL);
-	vm->churn_running = false;
-	fprintf(stderr, "gpin-vmm: churn: %llu mmap/munmap cycles\n",
-		(unsigned long long)vm->churn_cycles);
+	pthread_join(churn->thread, NULL);
+	churn->running = false;
+	pr_info("churn: %llu mmap/munmap cycles",
+		(unsigned long long)churn->cycles);
+}
+
+void vm_churn__destroy(struct vm_churn *churn)
+{
+	free(churn);
 }

@@ -15,19 +15,12 @@
 
 #include "arch/x86/layout.h"
 #include "devices/virtio_blk.h"
+#include "log.h"
 #include "pci/host.h"
 #include "virtio/mmio.h"
 #include "virtio/pci.h"
 #include "vm.h"
 #include "vm_disk.h"
-
-/*
- * virtio-mmio device i sits at VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE
- * with GSI VIRTIO_GSI_BASE + i: the IOAPIC pins above the ISA IRQs,
- * level-triggered, which the DSDT tells the guest.  (A candidate for
- * arch/x86/layout.h.)
- */
-#define VIRTIO_GSI_BASE		16
 
 static void *vm_translate(void *opaque, uint64_t gpa, uint64_t len)
 {
@@ -61,7 +54,11 @@ static int vm_attach_ioeventfd(struct vm *vm, struct virtio_blk *blk,
 	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) ? -errno : 0;
 }
 
-/* virtio-mmio: every queue's notify is the one QueueNotify register. */
+/*
+ * virtio-mmio device i sits at VIRTIO_MMIO_START + i * VIRTIO_MMIO_SIZE
+ * with GSI VIRTIO_GSI_BASE + i (arch/x86/layout.h), which the DSDT tells
+ * the guest; every queue's notify is the one QueueNotify register.
+ */
 static int vm_setup_disk_mmio(struct vm *vm, unsigned int i,
 			      const struct virtq_mem *mem, unsigned int nq)
 {
@@ -101,8 +98,8 @@ static void vm_send_msi(void *opaque, uint64_t addr, uint32_t data)
 	 */
 	if (ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi) < 0 &&
 	    !__atomic_exchange_n(&vm->msi_failed, true, __ATOMIC_RELAXED))
-		fprintf(stderr, "gpin-vmm: KVM_SIGNAL_MSI to 0x%llx: %s "
-			"(reported once)\n", (unsigned long long)addr,
+		pr_warn("KVM_SIGNAL_MSI to 0x%llx: %s "
+			"(reported once)", (unsigned long long)addr,
 			strerror(errno));
 }
 
@@ -138,11 +135,9 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
 	unsigned int q;
 	int ret;
 
-	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI) <= 0) {
-		fprintf(stderr, "gpin-vmm: KVM lacks KVM_CAP_SIGNAL_MSI, "
-			"which transport=pci needs\n");
-		return -EINVAL;
-	}
+	/* vm_setup_disk() names what is missing */
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI) <= 0)
+		return -EOPNOTSUPP;
 	p = virtio_pci__create(virtio_blk__dev(vm->disks[i]), mem, bar,
 			       vm_send_msi, vm);
 	if (!p)
@@ -162,7 +157,7 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
  * Who pins a disk's buffers.  The default is gpin.ko's fast path when the
  * module is there (/dev/gpin exists), else the kernel's own (io_uring).
  */
-static const struct blk_backend_ops *disk_backend(const struct disk_options *d,
+static const struct blk_backend_ops *disk_backend(const struct disk_config *d,
 						  unsigned int i)
 {
 	bool have_gpin;
@@ -178,14 +173,13 @@ static const struct blk_backend_ops *disk_backend(const struct disk_options *d,
 		break;
 	}
 	have_gpin = access("/dev/gpin", F_OK) == 0;
-	fprintf(stderr, "gpin-vmm: blk%u: default pin=%s (%s)\n", i,
-		have_gpin ? "fast" : "kernel",
+	pr_info("blk%u: default pin=%s (%s)", i, have_gpin ? "fast" : "kernel",
 		have_gpin ? "/dev/gpin exists" : "no /dev/gpin: gpin.ko not loaded");
 	return have_gpin ? &blk_backend_gpin_fast_ops : &blk_backend_kernel_ops;
 }
 
-static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
-			 unsigned int i)
+static int vm_setup_disk(struct vm *vm, const struct disk_config *d,
+			 unsigned int i, char *err, size_t errlen)
 {
 	struct virtq_mem mem = { .translate = vm_translate, .opaque = vm };
 	struct virtio_blk_params p = {
@@ -197,12 +191,12 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 		.backend = disk_backend(d, i),
 		.index = i,
 	};
-	char err[256];
+	char why[256];
 	int ret;
 
-	vm->disks[i] = virtio_blk__create(&p, err, sizeof(err));
+	vm->disks[i] = virtio_blk__create(&p, why, sizeof(why));
 	if (!vm->disks[i]) {
-		fprintf(stderr, "gpin-vmm: --disk %s\n", err);
+		err__set(err, errlen, "--disk %s", why);
 		return -EINVAL;
 	}
 	vm->ndisks = i + 1;
@@ -210,9 +204,12 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
 		ret = vm_setup_disk_pci(vm, i, &mem, p.nqueues);
 	else
 		ret = vm_setup_disk_mmio(vm, i, &mem, p.nqueues);
-	if (ret)
-		fprintf(stderr, "gpin-vmm: --disk %s: %s\n", d->path,
-			strerror(-ret));
+	if (ret == -EOPNOTSUPP)
+		err__set(err, errlen, "--disk %s: KVM lacks "
+			 "KVM_CAP_SIGNAL_MSI, which transport=pci needs",
+			 d->path);
+	else if (ret)
+		err__set(err, errlen, "--disk %s: %s", d->path, strerror(-ret));
 	return ret;
 }
 
@@ -220,14 +217,17 @@ static int vm_setup_disk(struct vm *vm, const struct disk_options *d,
  * Disk i on virtio-mmio has window and GSI i, and the DSDT lists those
  * disks in this order; disks on PCI take the PCI slots in this order.
  */
-int vm_disk__setup_all(struct vm *vm, const struct vm_options *opts)
+int vm_disk__setup_all(struct vm *vm, const struct vm_config *cfg, char *err,
+		       size_t errlen)
 {
 	unsigned int i;
 	int ret;
 
 	ret = vm_setup_pci_host(vm);
-	for (i = 0; i < opts->ndisks && !ret; i++)
-		ret = vm_setup_disk(vm, &opts->disks[i], i);
+	if (ret)
+		err__set(err, errlen, "PCI host bridge: %s", strerror(-ret));
+	for (i = 0; i < cfg->ndisks && !ret; i++)
+		ret = vm_setup_disk(vm, &cfg->disks[i], i, err, errlen);
 	return ret;
 }
 

@@ -9,13 +9,13 @@
 
 #include "libgpin.h"
 
-struct gpin {
+struct libgpin {
 	int fd;
 };
 
-struct gpin *gpin_open(void)
+struct libgpin *libgpin_open(void)
 {
-	struct gpin *g;
+	struct libgpin *g;
 	int err;
 
 	g = calloc(1, sizeof(*g));
@@ -34,7 +34,7 @@ struct gpin *gpin_open(void)
 	return g;
 }
 
-int gpin_close(struct gpin *g)
+int libgpin_close(struct libgpin *g)
 {
 	int ret;
 
@@ -45,12 +45,12 @@ int gpin_close(struct gpin *g)
 	return ret ? -1 : 0;
 }
 
-int gpin_fd(const struct gpin *g)
+int libgpin_fd(const struct libgpin *g)
 {
 	return g->fd;
 }
 
-int gpin_pin(struct gpin *g, const void *start, uint64_t npages,
+int libgpin_pin(struct libgpin *g, const void *start, uint64_t npages,
 	     enum gpin_mode mode, unsigned int flags, uint64_t *pfns,
 	     uint32_t *handle, uint64_t *fast_pages)
 {
@@ -72,7 +72,7 @@ int gpin_pin(struct gpin *g, const void *start, uint64_t npages,
 	return 0;
 }
 
-int gpin_unpin(struct gpin *g, uint32_t handle)
+int libgpin_unpin(struct libgpin *g, uint32_t handle)
 {
 	struct gpin_unpin u = {
 		.size = sizeof(u),
@@ -82,14 +82,14 @@ int gpin_unpin(struct gpin *g, uint32_t handle)
 	return ioctl(g->fd, GPIN_IOC_UNPIN, &u) ? -1 : 0;
 }
 
-int gpin_stats(struct gpin *g, struct gpin_stats *st)
+int libgpin_stats(struct libgpin *g, struct gpin_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->size = sizeof(*st);
 	return ioctl(g->fd, GPIN_IOC_STATS, st) ? -1 : 0;
 }
 
-int gpin_stats_reset(struct gpin *g)
+int libgpin_stats_reset(struct libgpin *g)
 {
 	struct gpin_stats_reset r = {
 		.size = sizeof(r),
@@ -98,7 +98,7 @@ int gpin_stats_reset(struct gpin *g)
 	return ioctl(g->fd, GPIN_IOC_STATS_RESET, &r) ? -1 : 0;
 }
 
-void gpin_dio_prep(struct gpin_dio *d, int fd, enum gpin_dio_op op,
+void libgpin_dio_prep(struct gpin_dio *d, int fd, enum gpin_dio_op op,
 		   uint64_t offset, const struct iovec *iov,
 		   unsigned int nr_segs, enum gpin_mode mode,
 		   uint64_t user_data)
@@ -114,19 +114,19 @@ void gpin_dio_prep(struct gpin_dio *d, int fd, enum gpin_dio_op op,
 	d->user_data = user_data;
 }
 
-ssize_t gpin_dio(struct gpin *g, int fd, enum gpin_dio_op op,
+ssize_t libgpin_dio(struct libgpin *g, int fd, enum gpin_dio_op op,
 		 uint64_t offset, const struct iovec *iov, unsigned int nr_segs,
 		 enum gpin_mode mode)
 {
 	struct gpin_dio d;
 	int ret;
 
-	gpin_dio_prep(&d, fd, op, offset, iov, nr_segs, mode, 0);
+	libgpin_dio_prep(&d, fd, op, offset, iov, nr_segs, mode, 0);
 	ret = ioctl(g->fd, GPIN_IOC_DIO, &d);
 	return ret < 0 ? -1 : ret;
 }
 
-int gpin_dio_submit(struct gpin *g, struct gpin_dio *reqs, unsigned int nr)
+int libgpin_dio_submit(struct libgpin *g, struct gpin_dio *reqs, unsigned int nr)
 {
 	struct gpin_dio_submit s = {
 		.size = sizeof(s),
@@ -138,7 +138,7 @@ int gpin_dio_submit(struct gpin *g, struct gpin_dio *reqs, unsigned int nr)
 	return ret < 0 ? -1 : ret;
 }
 
-int gpin_dio_reap(struct gpin *g, struct gpin_dio_event *ev, unsigned int max,
+int libgpin_dio_reap(struct libgpin *g, struct gpin_dio_event *ev, unsigned int max,
 		  uint64_t *inflight)
 {
 	struct gpin_dio_reap r = {
@@ -155,7 +155,7 @@ int gpin_dio_reap(struct gpin *g, struct gpin_dio_event *ev, unsigned int max,
 	return ret;
 }
 
-int gpin_set_eventfd(struct gpin *g, int efd)
+int libgpin_set_eventfd(struct libgpin *g, int efd)
 {
 	struct gpin_set_eventfd e = {
 		.size = sizeof(e),
@@ -165,7 +165,7 @@ int gpin_set_eventfd(struct gpin *g, int efd)
 	return ioctl(g->fd, GPIN_IOC_SET_EVENTFD, &e) ? -1 : 0;
 }
 
-const char *gpin_mode_name(enum gpin_mode mode)
+const char *libgpin_mode_name(enum gpin_mode mode)
 {
 	switch (mode) {
 	case GPIN_MODE_FAST:
@@ -179,7 +179,7 @@ const char *gpin_mode_name(enum gpin_mode mode)
 	}
 }
 
-const char *gpin_strerror(int err)
+const char *libgpin_strerror(int err)
 {
 	switch (err) {
 	case ENOENT:

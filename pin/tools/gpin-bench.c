@@ -97,7 +97,7 @@ static double now(void)
 
 static void die(const char *what)
 {
-	fprintf(stderr, "gpin-bench: %s: %s\n", what, gpin_strerror(errno));
+	fprintf(stderr, "gpin-bench: %s: %s\n", what, libgpin_strerror(errno));
 	exit(1);
 }
 
@@ -150,12 +150,12 @@ static void *map_buffer(int thp)
 	return a;
 }
 
-static void read_stats(struct gpin *g, int mode, struct cell_stats *c)
+static void read_stats(struct libgpin *g, int mode, struct cell_stats *c)
 {
 	struct gpin_stats st;
 	const struct gpin_mode_stats *m;
 
-	if (gpin_stats(g, &st))
+	if (libgpin_stats(g, &st))
 		die("stats");
 	m = &st.mode[mode];
 	c->calls = m->calls;
@@ -168,24 +168,24 @@ static void read_stats(struct gpin *g, int mode, struct cell_stats *c)
 }
 
 /* One pin + unpin of @n pages; exits on error (a benchmark must not lie). */
-static void pin_unpin(struct gpin *g, char *p, unsigned long n, int mode)
+static void pin_unpin(struct libgpin *g, char *p, unsigned long n, int mode)
 {
 	uint32_t h;
 
-	if (gpin_pin(g, p, n, mode, GPIN_PIN_WRITE, NULL, &h, NULL))
+	if (libgpin_pin(g, p, n, mode, GPIN_PIN_WRITE, NULL, &h, NULL))
 		die("pin");
-	if (gpin_unpin(g, h))
+	if (libgpin_unpin(g, h))
 		die("unpin");
 }
 
-static void run_single(struct gpin *g, const struct opts *o,
+static void run_single(struct libgpin *g, const struct opts *o,
 		       struct single_cell *c)
 {
 	char *buf = map_buffer(c->thp);
 	unsigned long pos = 0, pages = 0;
 	double t0, t;
 
-	gpin_stats_reset(g);
+	libgpin_stats_reset(g);
 	t0 = now();
 	do {
 		/* 16 calls between clock reads keep the clock out of it */
@@ -220,7 +220,7 @@ static int go, stop;
 static void *pinner(void *arg)
 {
 	struct worker *w = arg;
-	struct gpin *g = gpin_open();
+	struct libgpin *g = libgpin_open();
 	unsigned long pos = w->start;
 
 	if (!g)
@@ -234,7 +234,7 @@ static void *pinner(void *arg)
 		if (pos + w->batch > BUF_PAGES)
 			pos = 0;
 	}
-	gpin_close(g);
+	libgpin_close(g);
 	return NULL;
 }
 
@@ -261,7 +261,7 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-static void run_threads(struct gpin *g, const struct opts *o,
+static void run_threads(struct libgpin *g, const struct opts *o,
 			struct thread_cell *c)
 {
 	char *buf = map_buffer(0);
@@ -284,7 +284,7 @@ static void run_threads(struct gpin *g, const struct opts *o,
 			pthread_create(&w[i].tid, NULL, writer, &w[i]);
 	}
 	usleep(100000);
-	gpin_stats_reset(g);
+	libgpin_stats_reset(g);
 	t0 = now();
 	STORE(go, 1);
 	usleep((useconds_t)(o->duration * 1e6));
@@ -365,7 +365,7 @@ int main(int argc, char **argv)
 	unsigned int ns = 0, nt = 0, i, j, k, m;
 	struct gpin_stats st;
 	struct utsname un;
-	struct gpin *g;
+	struct libgpin *g;
 	FILE *jf = NULL;
 	int c;
 
@@ -442,10 +442,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	g = gpin_open();
+	g = libgpin_open();
 	if (!g)
 		die("open " GPIN_DEVICE_PATH);
-	if (gpin_stats(g, &st))
+	if (libgpin_stats(g, &st))
 		die("stats");
 	uname(&un);
 	printf("gpin-bench pin: kernel %s, %ld CPUs online, module batch %u, %.2f s per cell\n",
@@ -579,6 +579,6 @@ int main(int argc, char **argv)
 	}
 	free(sc);
 	free(tc);
-	gpin_close(g);
+	libgpin_close(g);
 	return 0;
 }

@@ -57,7 +57,7 @@ static void print_totals(const struct gpin_stats *st)
 		const struct gpin_mode_stats *m = &st->mode[i];
 
 		printf("%-6s %12llu %14llu %14llu %10llu %10llu %14llu %12llu %10llu %8llu\n",
-		       gpin_mode_name(i), (unsigned long long)m->calls,
+		       libgpin_mode_name(i), (unsigned long long)m->calls,
 		       (unsigned long long)m->pages,
 		       (unsigned long long)m->fast_pages,
 		       (unsigned long long)m->fallbacks,
@@ -87,7 +87,7 @@ static void print_deltas(const struct gpin_stats *a, const struct gpin_stats *b,
 		const struct gpin_mode_stats *x = &a->mode[i], *y = &b->mode[i];
 
 		printf("%-6s %10.0f %12.0f %12.0f %9.0f %9.0f %12.1f %10llu %10llu\n",
-		       gpin_mode_name(i), rate(y->calls, x->calls, dt),
+		       libgpin_mode_name(i), rate(y->calls, x->calls, dt),
 		       rate(y->pages, x->pages, dt),
 		       rate(y->fast_pages, x->fast_pages, dt),
 		       rate(y->fallbacks, x->fallbacks, dt),
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	struct gpin_stats prev, cur;
 	unsigned long interval = 0, count = 0, row;
 	int opt, reset = 0;
-	struct gpin *g;
+	struct libgpin *g;
 	double t0, t1;
 
 	while ((opt = getopt(argc, argv, "rh")) != -1) {
@@ -112,12 +112,9 @@ int main(int argc, char **argv)
 		case 'r':
 			reset = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		default:	/* -h: the usage and 0, else on stderr and 2 */
+			usage(opt == 'h' ? stdout : stderr);
+			return opt == 'h' ? 0 : 2;
 		}
 	}
 	if (optind < argc && parse_ulong(argv[optind++], &interval))
@@ -127,30 +124,30 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		goto bad_usage;
 
-	g = gpin_open();
+	g = libgpin_open();
 	if (!g) {
-		fprintf(stderr, "gpin-stat: %s\n", gpin_strerror(errno));
+		fprintf(stderr, "gpin-stat: %s\n", libgpin_strerror(errno));
 		return 1;
 	}
-	if (reset && gpin_stats_reset(g)) {
-		fprintf(stderr, "gpin-stat: reset: %s\n", gpin_strerror(errno));
+	if (reset && libgpin_stats_reset(g)) {
+		fprintf(stderr, "gpin-stat: reset: %s\n", libgpin_strerror(errno));
 		return 1;
 	}
-	if (gpin_stats(g, &prev)) {
-		fprintf(stderr, "gpin-stat: %s\n", gpin_strerror(errno));
+	if (libgpin_stats(g, &prev)) {
+		fprintf(stderr, "gpin-stat: %s\n", libgpin_strerror(errno));
 		return 1;
 	}
 	if (!interval) {
 		print_totals(&prev);
-		gpin_close(g);
+		libgpin_close(g);
 		return 0;
 	}
 
 	t0 = now_s();
 	for (row = 0; !count || row < count; row++) {
 		sleep(interval);
-		if (gpin_stats(g, &cur)) {
-			fprintf(stderr, "gpin-stat: %s\n", gpin_strerror(errno));
+		if (libgpin_stats(g, &cur)) {
+			fprintf(stderr, "gpin-stat: %s\n", libgpin_strerror(errno));
 			return 1;
 		}
 		t1 = now_s();
@@ -158,7 +155,7 @@ int main(int argc, char **argv)
 		prev = cur;
 		t0 = t1;
 	}
-	gpin_close(g);
+	libgpin_close(g);
 	return 0;
 
 bad_usage:

@@ -37,9 +37,12 @@ trap cleanup EXIT
 truncate -s 1M "$DIR/root.img"
 truncate -s 1M "$DIR/data.img"
 
-# The example with this machine's paths: payload kernels, images here.
+# The example with this machine's paths: payload kernels, images here;
+# and the test exit port, through which a payload's status comes back
+# (gpin's metadata: <gpin:test-exit-port/>, --test-exit-port).
 adapt() {	# KERNEL OUT
 	sed -e "s|/var/lib/gpin/vmlinuz|$PAYLOADS/$1.bzImage|" \
+	    -e "s|<gpin:vmm>|<gpin:vmm><gpin:test-exit-port/>|" \
 	    -e "s|/var/lib/gpin/initrd.img|$PAYLOADS/hello.bin|" \
 	    -e "s|/var/lib/gpin/root.img|$DIR/root.img|" \
 	    -e "s|<memory unit='GiB'>1</memory>|<memory unit='MiB'>128</memory>|" \
@@ -70,6 +73,7 @@ expect "--print-config: vcpus" "$out" "vcpus: 4"
 expect "--print-config: memory" "$out" "memory: 134217728 bytes"
 expect "--print-config: locked" "$out" "memory-locked: yes"
 expect "--print-config: console" "$out" "console: pty"
+expect "--print-config: the test exit port (metadata)" "$out" "test-exit-port: on"
 expect "--print-config: disk vda" "$out" "disk vda: file $DIR/root.img, io=io_uring, queues=4, pin=kernel, service=vcpu"
 expect "--print-config: disk vdb" "$out" "disk vdb: file $DIR/data.img (read-only), io=threads, queues=2, pin=kernel, service=iothread"
 

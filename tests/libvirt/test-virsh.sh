@@ -16,6 +16,14 @@
 # `cloud-hypervisor`, and drives a payload guest (waiter: prints one line,
 # then halts until stopped) through virsh: version, define, start, list,
 # dominfo, vcpuinfo, console, suspend, resume, shutdown, destroy, undefine.
+# The domain has a disk, whose pin mode only gpin-vmm's host defaults can
+# choose on this route (libvirt passes no metadata): virtchd runs in a
+# mount namespace whose /etc is a copy of this one with etc/gpin/vmm.conf
+# (libvirt scrubs the environment of the VMM it starts, so GPIN_VMM_CONF
+# would not reach it).  With gpin.ko loaded (the twin inserts it) the file
+# says pin=fast and vm.counters must show gpin.ko's "blk0-gpin"; then
+# pin=kernel, which must win over gpin-vmm's own default (fast when
+# /dev/gpin exists).  Without gpin.ko, pin=kernel only.
 #
 # Skipped (a TAP skip plan, status 0) with the reason when it cannot run:
 # not root, no /dev/kvm (its twin in the rig's test host, tests/rig/kvm-twin,
@@ -172,6 +180,8 @@ build_libvirt() {
 
 RUN=''
 DAEMON_PID=''
+DISK=''
+SOCK=''
 MOUNTS=()
 cleanup() {
 	if [[ -n $DAEMON_PID ]]; then
@@ -182,6 +192,7 @@ cleanup() {
 	fi
 	((${#MOUNTS[@]} == 0)) || umount "${MOUNTS[@]}"
 	[[ -n $RUN ]] && rm -rf "$RUN"
+	[[ -n $DISK ]] && rm -f "$DISK"
 }
 
 virsh_() {
@@ -211,6 +222,30 @@ redefine() {
 
 state_is() {
 	[[ $(dominfo State) == "$1" ]]
+}
+
+# The VMM's counters over libvirt's own API socket to it.
+vm_counters() {
+	curl -s --unix-socket "$SOCK" http://localhost/api/v1/vm.counters 2>&1
+}
+
+# The pin mode /etc/gpin/vmm.conf chose, as vm.counters shows it: the
+# gpin.ko backends add a "blk0-gpin" object, pin=kernel has none.
+check_pin() {	# PIN
+	local out want='"blk0-gpin"'
+	out=$(vm_counters)
+	if [[ $1 == kernel && $out == *'"blk0-q0"'* && $out != *$want* ]] ||
+	   [[ $1 != kernel && $out == *$want* ]]; then
+		ok "pin=$1 from /etc/gpin/vmm.conf: vm.counters shows it"
+	else
+		not_ok "pin=$1 from /etc/gpin/vmm.conf: vm.counters shows it" "$out"
+	fi
+}
+
+# The host defaults file the VMM sees (the namespace's /etc is $RUN/etc).
+set_host_pin() {	# PIN
+	printf '# written by test-virsh.sh\npin = "%s"\n' "$1" \
+		>"$RUN/etc/gpin/vmm.conf"
 }
 
 # The libvirt build for this machine's source version, built once; sets
@@ -264,8 +299,19 @@ main() {
 	RUN=$(mktemp -d /tmp/gpin-virsh.XXXXXX)
 	trap cleanup EXIT
 	writable_prefix "$prefix"
-	mkdir -p "$RUN/bin" "$RUN/sock"
+	mkdir -p "$RUN/bin" "$RUN/sock" "$RUN/etc"
 	ln -s "$GPIN_VMM" "$RUN/bin/cloud-hypervisor"
+	# /etc for virtchd's namespace: this one's, and gpin-vmm's defaults.
+	cp -a /etc/. "$RUN/etc/" || bail_out "cannot copy /etc to $RUN/etc"
+	mkdir -p "$RUN/etc/gpin"
+	local pin=kernel
+	[[ -c /dev/gpin ]] && pin=fast
+	set_host_pin "$pin"
+	# O_DIRECT wants a real filesystem (kvm-twin's ext4, not /tmp).
+	DISK=$(mktemp "${GPIN_TEST_DISKDIR:-/var/tmp}/gpin-virsh.XXXXXX") ||
+		bail_out "no disk image"
+	truncate -s 1M "$DISK"
+	SOCK=$prefix/var/run/libvirt/ch/$NAME-socket
 	export PATH=$RUN/bin:$prefix/bin:$prefix/sbin:$PATH
 	# Leftovers of an interrupted run in the private prefix.
 	rm -rf "$prefix/etc/libvirt/ch" "$prefix/var/run/libvirt/ch"
@@ -277,9 +323,12 @@ main() {
 	CONF
 	# In a mount namespace of its own without the cgroup hierarchies:
 	# libvirt then skips cgroup set-up (which this machine's hybrid
-	# hierarchy refuses for threads) and leaves the system's alone.
+	# hierarchy refuses for threads) and leaves the system's alone; its
+	# /etc is $RUN/etc, with gpin-vmm's host defaults.
 	unshare -m --propagation private sh -c \
-		'umount -R -l /sys/fs/cgroup 2>/dev/null; exec "$@"' virtchd \
+		'umount -R -l /sys/fs/cgroup 2>/dev/null
+		 mount --bind "$0" /etc || exit 1
+		 exec "$@"' "$RUN/etc" \
 		virtchd -f "$RUN/virtchd.conf" >"$RUN/virtchd.out" 2>&1 &
 	DAEMON_PID=$!
 	wait_for 20 test -S "$RUN/sock/virtchd-sock" ||
@@ -305,6 +354,11 @@ main() {
 		    <cmdline>console=ttyS0</cmdline>
 		  </os>
 		  <devices>
+		    <disk type='file' device='disk'>
+		      <driver name='qemu' type='raw' cache='none'/>
+		      <source file='$DISK'/>
+		      <target dev='vda' bus='virtio'/>
+		    </disk>
 		    <console type='pty'><target type='virtio' port='0'/></console>
 		  </devices>
 		</domain>
@@ -333,6 +387,7 @@ main() {
 		grep -Eq '^State: +running' <<<\"\$i\" &&
 		grep -Eq '^CPU\\(s\\): +2' <<<\"\$i\" &&
 		grep -Eq '^Max memory: +131072 KiB' <<<\"\$i\""
+	check_pin "$pin"
 	# libvirt finds vCPUs by their thread names (vcpuN).
 	out=$(virsh_ vcpuinfo "$NAME" 2>&1)
 	if [[ $(grep -c '^VCPU:' <<<"$out") == 2 ]]; then
@@ -372,8 +427,7 @@ main() {
 	else
 		not_ok "after shutdown: in shutdown or shut off" "State '$out'"
 	fi
-	local sock=$prefix/var/run/libvirt/ch/$NAME-socket
-	out=$(curl -s --unix-socket "$sock" http://localhost/api/v1/vm.info 2>&1)
+	out=$(curl -s --unix-socket "$SOCK" http://localhost/api/v1/vm.info 2>&1)
 	if [[ $out == *'"state":"Shutdown"'* ]]; then
 		ok "vm.info on libvirt's socket: the VM is Shutdown"
 	else
@@ -397,10 +451,17 @@ main() {
 	fi
 
 	# ---- start again, destroy while running ----
+	# With gpin.ko loaded gpin-vmm's own default is fast: pin=kernel in
+	# the file must win over it.
+	if [[ $pin == fast ]]; then
+		pin=kernel
+		set_host_pin "$pin"
+	fi
 	redefine
 	check "virsh start (again)" virsh_ start "$NAME"
 	pid=$(dominfo Id)
 	check "running again" state_is running
+	check_pin "$pin"
 	check "virsh destroy (running)" virsh_ destroy "$NAME"
 	if [[ $pid =~ ^[0-9]+$ ]] && wait_for 5 bash -c "! kill -0 $pid 2>/dev/null"; then
 		ok "gpin-vmm ($pid) is gone after destroy"

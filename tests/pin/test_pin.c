@@ -30,7 +30,7 @@
 
 #define NPAGES		64
 
-struct gpin *g;
+struct libgpin *g;
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -94,20 +94,20 @@ static void check_pfns(const void *start, size_t npages, const uint64_t *pfns)
 
 void stats(struct gpin_stats *st)
 {
-	ck_assert_msg(!gpin_stats(g, st), "stats: %s", strerror(errno));
+	ck_assert_msg(!libgpin_stats(g, st), "stats: %s", strerror(errno));
 }
 
 static int pin(void *start, uint64_t npages, int mode, unsigned int flags,
 	       uint64_t *pfns, uint32_t *handle)
 {
-	return gpin_pin(g, start, npages, mode, flags, pfns, handle, NULL) ?
+	return libgpin_pin(g, start, npages, mode, flags, pfns, handle, NULL) ?
 	       -errno : 0;
 }
 
 void setup(void)
 {
-	g = gpin_open();
-	ck_assert_msg(g, "gpin_open: %s", gpin_strerror(errno));
+	g = libgpin_open();
+	ck_assert_msg(g, "gpin_open: %s", libgpin_strerror(errno));
 }
 
 /*
@@ -117,17 +117,17 @@ void setup(void)
 unsigned long long wait_unpinned(void)
 {
 	struct gpin_stats st;
-	struct gpin *g2 = gpin_open();
+	struct libgpin *g2 = libgpin_open();
 	int i;
 
 	ck_assert(g2);
 	for (i = 0; i < 400; i++) {
-		ck_assert(!gpin_stats(g2, &st));
+		ck_assert(!libgpin_stats(g2, &st));
 		if (!st.live_pages)
 			break;
 		usleep(50000);
 	}
-	gpin_close(g2);
+	libgpin_close(g2);
 	return st.live_pages;
 }
 
@@ -136,7 +136,7 @@ void teardown(void)
 {
 	unsigned long long left;
 
-	gpin_close(g);
+	libgpin_close(g);
 	g = NULL;
 	left = wait_unpinned();
 	ck_assert_msg(left == 0, "%llu pages still pinned", left);
@@ -164,7 +164,7 @@ START_TEST(test_pfns_4k)
 		ck_assert_int_eq(DELTA(&a, &b, _i, fast_pages), NPAGES);
 		ck_assert_int_eq(DELTA(&a, &b, _i, fallbacks), 0);
 	}
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	stats(&a);
 	ck_assert_int_eq(DELTA(&b, &a, _i, live_pages), -NPAGES);
 	munmap(p, NPAGES * PAGE);
@@ -214,7 +214,7 @@ START_TEST(test_pfns_thp)
 		if (_i == GPIN_MODE_FAST)
 			ck_assert_int_eq(DELTA(&a, &b, _i, fast_pages), n);
 	}
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, 2 * HPAGE);
 	free(pfns);
 }
@@ -261,7 +261,7 @@ START_TEST(test_pfns_hugetlb)
 	stats(&b);
 	check_pfns(p, n, pfns);
 	ck_assert_int_eq(DELTA(&a, &b, _i, pages), n);
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, HPAGE);
 	free(pfns);
 }
@@ -296,7 +296,7 @@ START_TEST(test_data_cow)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, 4 * PAGE);
 }
 END_TEST
@@ -320,7 +320,7 @@ START_TEST(test_fb_not_faulted)
 	ck_assert_int_eq(DELTA(&a, &b, GPIN_MODE_FAST, fast_pages), NPAGES / 2);
 	ck_assert_int_eq(DELTA(&a, &b, GPIN_MODE_FAST, pages), NPAGES);
 	check_pfns(p, NPAGES, pfns);
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, NPAGES * PAGE);
 }
 END_TEST
@@ -360,7 +360,7 @@ START_TEST(test_fb_readonly_write)
 		ck_assert_int_eq(DELTA(&a, &b, _i, fallbacks), 1);
 	/* reading is fine, and fast: the ptes are present and anonymous */
 	ck_assert_int_eq(pin(p, 4, _i, 0, NULL, &h), 0);
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, 4 * PAGE);
 }
 END_TEST
@@ -413,7 +413,7 @@ static void fb_shared(int fd, const char *what, bool write_refused)
 	ck_assert_int_eq(DELTA(&a, &b, GPIN_MODE_FAST, fast_pages), 0);
 	ck_assert_int_eq(DELTA(&a, &b, GPIN_MODE_FAST, pages), 8);
 	check_pfns(p, 8, pfns);
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, 8 * PAGE);
 }
 
@@ -452,7 +452,7 @@ START_TEST(test_fb_special)
 	uint32_t h;
 	char *p;
 
-	p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, gpin_fd(g), 0);
+	p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, libgpin_fd(g), 0);
 	ck_assert_msg(p != MAP_FAILED, "mmap /dev/gpin: %s", strerror(errno));
 	p[0] = 1;
 	stats(&a);
@@ -465,9 +465,9 @@ START_TEST(test_fb_special)
 		ck_assert_int_eq(DELTA(&a, &b, _i, fallbacks), 2);
 	munmap(p, PAGE);
 	/* private or larger mappings of the device are refused */
-	p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, gpin_fd(g), 0);
+	p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, libgpin_fd(g), 0);
 	ck_assert(p == MAP_FAILED);
-	p = mmap(NULL, 2 * PAGE, PROT_READ, MAP_SHARED, gpin_fd(g), 0);
+	p = mmap(NULL, 2 * PAGE, PROT_READ, MAP_SHARED, libgpin_fd(g), 0);
 	ck_assert(p == MAP_FAILED);
 }
 END_TEST
@@ -492,7 +492,7 @@ START_TEST(test_fb_two_vmas)
 		ck_assert_int_eq(DELTA(&a, &b, _i, fast_pages), 16);
 		ck_assert_int_eq(DELTA(&a, &b, _i, fallbacks), 0);
 	}
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, 16 * PAGE);
 }
 END_TEST
@@ -575,7 +575,7 @@ START_TEST(test_bad_pin)
 
 	stats(&s0);
 	errno = 0;
-	ck_assert_msg(ioctl(gpin_fd(g), GPIN_IOC_PIN, &p) == -1,
+	ck_assert_msg(ioctl(libgpin_fd(g), GPIN_IOC_PIN, &p) == -1,
 		      "%s: accepted", b->what);
 	ck_assert_msg(errno == b->err, "%s: errno %d (%s), want %d", b->what,
 		      errno, strerror(errno), b->err);
@@ -597,56 +597,56 @@ START_TEST(test_bad_sizes)
 	struct gpin_stats st = { .size = sizeof(st) };
 	struct gpin_stats_reset r = { .size = sizeof(r) };
 
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_PIN, &zero), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_PIN, &zero), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	/* larger than known with a zero tail: accepted */
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_PIN, &big), 0);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_PIN, &big), 0);
 	ck_assert_uint_ne(big.p.handle, 0);
 	u.handle = big.p.handle;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_UNPIN, &u), 0);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_UNPIN, &u), 0);
 	/* non-zero tail */
 	big.tail = 1;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_PIN, &big), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_PIN, &big), -1);
 	ck_assert_int_eq(errno, E2BIG);
 
 	u.size = 4;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_UNPIN, &u), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_UNPIN, &u), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	u.size = sizeof(u);
 	u.flags = 1;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_UNPIN, &u), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_UNPIN, &u), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	u.flags = 0;
 	u.reserved = 1;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_UNPIN, &u), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_UNPIN, &u), -1);
 	ck_assert_int_eq(errno, EINVAL);
 
 	st.size = 8;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_STATS, &st), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_STATS, &st), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	st.size = sizeof(st);
 	st.flags = 1;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_STATS, &st), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_STATS, &st), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	st.flags = 0;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_STATS, &st), 0);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_STATS, &st), 0);
 	ck_assert_uint_eq(st.size, sizeof(st));
 	ck_assert_uint_eq(st.nr_modes, GPIN_MODE_COUNT);
 	ck_assert_uint_eq(st.max_pages_per_pin, GPIN_MAX_PAGES_PER_PIN);
 
 	r.flags = 1;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_STATS_RESET, &r), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_STATS_RESET, &r), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	r.flags = 0;
 	r.size = 4;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_STATS_RESET, &r), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_STATS_RESET, &r), -1);
 	ck_assert_int_eq(errno, EINVAL);
 
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_PIN, NULL), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_PIN, NULL), -1);
 	ck_assert_int_eq(errno, EFAULT);
-	ck_assert_int_eq(ioctl(gpin_fd(g), _IO(GPIN_IOC_TYPE, 0x7f), &u), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), _IO(GPIN_IOC_TYPE, 0x7f), &u), -1);
 	ck_assert_int_eq(errno, ENOTTY);
-	ck_assert_int_eq(ioctl(gpin_fd(g), _IOWR('T', 1, int), &u), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), _IOWR('T', 1, int), &u), -1);
 	ck_assert_int_eq(errno, ENOTTY);
 }
 END_TEST
@@ -655,13 +655,13 @@ START_TEST(test_bad_handles)
 {
 	uint32_t h;
 
-	ck_assert_int_eq(gpin_unpin(g, 0), -1);
+	ck_assert_int_eq(libgpin_unpin(g, 0), -1);
 	ck_assert_int_eq(errno, ENOENT);
-	ck_assert_int_eq(gpin_unpin(g, 12345), -1);
+	ck_assert_int_eq(libgpin_unpin(g, 12345), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_int_eq(pin(bad_buf, 4, GPIN_MODE_FAST, 0, NULL, &h), 0);
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
-	ck_assert_int_eq(gpin_unpin(g, h), -1);		/* double unpin */
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), -1);		/* double unpin */
 	ck_assert_int_eq(errno, ENOENT);
 }
 END_TEST
@@ -744,7 +744,7 @@ START_TEST(test_bad_module_cap)
 	r[1] = pin(p, 64, _i, 0, NULL, &h2);
 	r[2] = pin(p, 32, _i, 0, NULL, &h2);
 	if (!r[0])
-		gpin_unpin(g, h1);
+		libgpin_unpin(g, h1);
 	r[3] = pin(p, 64, _i, 0, NULL, &h1);
 	/* the cap back before any assertion can end the test */
 	set_param("max_pins", old);
@@ -752,8 +752,8 @@ START_TEST(test_bad_module_cap)
 	ck_assert_int_eq(r[1], -ENOMEM);
 	ck_assert_int_eq(r[2], 0);
 	ck_assert_int_eq(r[3], 0);
-	ck_assert_int_eq(gpin_unpin(g, h1), 0);
-	ck_assert_int_eq(gpin_unpin(g, h2), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h1), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h2), 0);
 	munmap(p, 64 * PAGE);
 }
 END_TEST
@@ -774,13 +774,13 @@ START_TEST(test_bad_other_mm)
 		int bad = 0;
 
 		bad |= pin(bad_buf, 1, GPIN_MODE_FAST, 0, NULL, &h2) != -EPERM;
-		bad |= (gpin_unpin(g, h) != -1 || errno != EPERM) << 1;
-		bad |= (gpin_stats(g, &st) != 0) << 2;
+		bad |= (libgpin_unpin(g, h) != -1 || errno != EPERM) << 1;
+		bad |= (libgpin_stats(g, &st) != 0) << 2;
 		_exit(bad);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 }
 END_TEST
 
@@ -790,20 +790,20 @@ START_TEST(test_close_outstanding)
 {
 	char *p = map_anon(NPAGES * PAGE, PROT_READ | PROT_WRITE);
 	struct gpin_stats st;
-	struct gpin *g2;
+	struct libgpin *g2;
 	uint32_t h;
 	int m;
 
 	touch(p, NPAGES * PAGE, 4);
-	g2 = gpin_open();
+	g2 = libgpin_open();
 	ck_assert(g2);
 	for (m = 0; m < GPIN_MODE_COUNT; m++)
-		ck_assert_int_eq(gpin_pin(g2, p, NPAGES, m, GPIN_PIN_WRITE,
+		ck_assert_int_eq(libgpin_pin(g2, p, NPAGES, m, GPIN_PIN_WRITE,
 					  NULL, &h, NULL), 0);
 	stats(&st);
 	ck_assert_uint_eq(st.live_pages, 3 * NPAGES);
 	ck_assert_uint_eq(st.file_live_pages, 0);
-	gpin_close(g2);
+	libgpin_close(g2);
 	stats(&st);
 	ck_assert_uint_eq(st.live_pages, 0);
 	for (m = 0; m < GPIN_MODE_COUNT; m++)
@@ -829,7 +829,7 @@ static unsigned int rnd(unsigned int *seed)
 static void *race_pinner(void *arg)
 {
 	unsigned int seed = (unsigned int)(uintptr_t)arg;
-	struct gpin *gp = gpin_open();
+	struct libgpin *gp = libgpin_open();
 	uint32_t h;
 
 	if (!gp)
@@ -839,7 +839,7 @@ static void *race_pinner(void *arg)
 		size_t off = rnd(&seed) % (RACE_LEN / PAGE - n);
 		unsigned int fl = rnd(&seed) & 1 ? GPIN_PIN_WRITE : 0;
 
-		if (gpin_pin(gp, race_buf + off * PAGE, n, GPIN_MODE_FAST, fl,
+		if (libgpin_pin(gp, race_buf + off * PAGE, n, GPIN_MODE_FAST, fl,
 			     NULL, &h, NULL)) {
 			/* holes, PROT_NONE, ENOMEM: expected while racing */
 			if (errno != EFAULT && errno != ENOMEM)
@@ -848,15 +848,15 @@ static void *race_pinner(void *arg)
 		}
 		__atomic_add_fetch(&race_pins, 1, __ATOMIC_RELAXED);
 		if (rnd(&seed) & 1)
-			gpin_unpin(gp, h);	/* else released at close */
+			libgpin_unpin(gp, h);	/* else released at close */
 		if ((rnd(&seed) & 63) == 0) {
-			gpin_close(gp);
-			gp = gpin_open();
+			libgpin_close(gp);
+			gp = libgpin_open();
 			if (!gp)
 				return (void *)1;
 		}
 	}
-	gpin_close(gp);
+	libgpin_close(gp);
 	return NULL;
 }
 
@@ -1018,15 +1018,15 @@ static Suite *gpin_suite(void)
 
 int main(void)
 {
-	struct gpin *probe = gpin_open();
+	struct libgpin *probe = libgpin_open();
 	SRunner *sr;
 	int failed;
 
 	if (!probe) {
-		printf("SKIP: %s\n", gpin_strerror(errno));
+		printf("SKIP: %s\n", libgpin_strerror(errno));
 		return 77;
 	}
-	gpin_close(probe);
+	libgpin_close(probe);
 
 	sr = srunner_create(gpin_suite());
 	srunner_run_all(sr, CK_NORMAL);

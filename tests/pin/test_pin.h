@@ -17,7 +17,7 @@
 	((long long)((b)->mode[m].field - (a)->mode[m].field))
 
 /* The test's own /dev/gpin file, opened by setup(). */
-extern struct gpin *g;
+extern struct libgpin *g;
 
 void *map_anon(size_t len, int prot);
 /* PFN of @addr from /proc/self/pagemap (root), 0 when not present. */

@@ -135,22 +135,22 @@ START_TEST(test_dio_roundtrip)
 	/* gpin write, O_DIRECT pread */
 	fill(buf, DIO_BUF_PAGES * PAGE, _i + 1);
 	stats(&a);
-	ck_assert_int_eq(gpin_dio(g, fd, GPIN_DIO_WRITE, off, iov, RT_SEGS,
+	ck_assert_int_eq(libgpin_dio(g, fd, GPIN_DIO_WRITE, off, iov, RT_SEGS,
 				  mode), RT_BYTES);
 	ck_assert_int_eq(pread(dfd, back, RT_BYTES, off), RT_BYTES);
 	rt_copy(iov, flat, 1);
 	ck_assert_msg(!memcmp(flat, back, RT_BYTES), "%s/%s: write differs",
-		      target_names[t], gpin_mode_name(mode));
+		      target_names[t], libgpin_mode_name(mode));
 
 	/* O_DIRECT pwrite, gpin read */
 	fill(flat, RT_BYTES, _i + 100);
 	ck_assert_int_eq(pwrite(dfd, flat, RT_BYTES, off), RT_BYTES);
 	memset(buf, 0, DIO_BUF_PAGES * PAGE);
-	ck_assert_int_eq(gpin_dio(g, fd, GPIN_DIO_READ, off, iov, RT_SEGS,
+	ck_assert_int_eq(libgpin_dio(g, fd, GPIN_DIO_READ, off, iov, RT_SEGS,
 				  mode), RT_BYTES);
 	rt_copy(iov, back, 1);
 	ck_assert_msg(!memcmp(flat, back, RT_BYTES), "%s/%s: read differs",
-		      target_names[t], gpin_mode_name(mode));
+		      target_names[t], libgpin_mode_name(mode));
 	/* bytes between the segments were not touched */
 	ck_assert_int_eq(buf[2 * PAGE + 511], 0);
 	ck_assert_int_eq(buf[6 * PAGE], 0);
@@ -181,9 +181,9 @@ START_TEST(test_dio_short)
 		return;
 	end = lseek(fd, 0, SEEK_END);
 	ck_assert_int_gt(end, 4 * PAGE);
-	ck_assert_int_eq(gpin_dio(g, fd, GPIN_DIO_READ, end - 4 * PAGE, &iov,
+	ck_assert_int_eq(libgpin_dio(g, fd, GPIN_DIO_READ, end - 4 * PAGE, &iov,
 				  1, GPIN_MODE_FAST), 4 * PAGE);
-	ck_assert_int_eq(gpin_dio(g, fd, GPIN_DIO_READ, end, &iov, 1,
+	ck_assert_int_eq(libgpin_dio(g, fd, GPIN_DIO_READ, end, &iov, 1,
 				  GPIN_MODE_FAST), 0);
 	close(fd);
 	munmap(buf, 16 * PAGE);
@@ -294,7 +294,7 @@ START_TEST(test_dio_bad)
 	for (i = 0; i <= GPIN_DIO_MAX_SEGS; i++)
 		iov[i] = (struct iovec){ dio_buf + b->iov_off, b->len };
 	fd = bad_fd_open(b->fd, pipefd);
-	gpin_dio_prep(&d, fd, b->op, b->offset, iov, b->nr_segs, b->mode, 0);
+	libgpin_dio_prep(&d, fd, b->op, b->offset, iov, b->nr_segs, b->mode, 0);
 	d.flags = b->flags;
 	d.reserved[1] = b->reserved;
 	if (b->iov == 1)
@@ -304,7 +304,7 @@ START_TEST(test_dio_bad)
 
 	stats(&s0);
 	errno = 0;
-	ret = ioctl(gpin_fd(g), GPIN_IOC_DIO, &d);
+	ret = ioctl(libgpin_fd(g), GPIN_IOC_DIO, &d);
 	ck_assert_msg(ret == -1, "%s: accepted (%d)", b->what, ret);
 	ck_assert_msg(errno == b->err, "%s: errno %d (%s), want %d", b->what,
 		      errno, strerror(errno), b->err);
@@ -327,11 +327,11 @@ START_TEST(test_dio_bad_readonly)
 
 	if (dio_fd < 0)
 		return;
-	ck_assert_int_eq(gpin_dio(g, dio_fd, GPIN_DIO_READ, 0, &iov, 1, _i),
+	ck_assert_int_eq(libgpin_dio(g, dio_fd, GPIN_DIO_READ, 0, &iov, 1, _i),
 			 -1);
 	ck_assert_int_eq(errno, EFAULT);
 	/* writing from it is fine: the pages are only read */
-	ck_assert_int_eq(gpin_dio(g, dio_fd, GPIN_DIO_WRITE, 0, &iov, 1, _i),
+	ck_assert_int_eq(libgpin_dio(g, dio_fd, GPIN_DIO_WRITE, 0, &iov, 1, _i),
 			 4 * PAGE);
 	stats(&st);
 	ck_assert_uint_eq(st.live_pages, 0);
@@ -374,18 +374,18 @@ static void async_round(int fd, enum gpin_dio_op op, char *buf, int mode,
 
 	for (i = 0; i < ASYNC_REQS; i++) {
 		iov[i] = (struct iovec){ buf + i * 2 * PAGE, 2 * PAGE };
-		gpin_dio_prep(&reqs[i], fd, op, (uint64_t)i * 2 * PAGE,
+		libgpin_dio_prep(&reqs[i], fd, op, (uint64_t)i * 2 * PAGE,
 			      &iov[i], 1, (mode + i) % GPIN_MODE_COUNT,
 			      1000 + i);
 	}
 	for (i = 0; i < ASYNC_REQS; i += n) {
-		n = gpin_dio_submit(g, reqs + i, ASYNC_BATCH);
+		n = libgpin_dio_submit(g, reqs + i, ASYNC_BATCH);
 		ck_assert_msg(n == ASYNC_BATCH, "submit: %d (%s)", n,
 			      strerror(errno));
 	}
 	wait_eventfd(efd, ASYNC_REQS);
 	while (done < ASYNC_REQS) {
-		n = gpin_dio_reap(g, ev, ASYNC_BATCH, &inflight);
+		n = libgpin_dio_reap(g, ev, ASYNC_BATCH, &inflight);
 		ck_assert_int_gt(n, 0);
 		for (i = 0; i < n; i++) {
 			uint64_t k = ev[i].user_data - 1000;
@@ -399,7 +399,7 @@ static void async_round(int fd, enum gpin_dio_op op, char *buf, int mode,
 		done += n;
 	}
 	ck_assert_uint_eq(inflight, 0);
-	ck_assert_int_eq(gpin_dio_reap(g, ev, ASYNC_BATCH, NULL), 0);
+	ck_assert_int_eq(libgpin_dio_reap(g, ev, ASYNC_BATCH, NULL), 0);
 }
 
 START_TEST(test_dio_async)
@@ -417,7 +417,7 @@ START_TEST(test_dio_async)
 		return;
 	efd = eventfd(0, EFD_CLOEXEC);
 	ck_assert_int_ge(efd, 0);
-	ck_assert_int_eq(gpin_set_eventfd(g, efd), 0);
+	ck_assert_int_eq(libgpin_set_eventfd(g, efd), 0);
 	fill(buf, len, 77 + _i);
 	stats(&a);
 	async_round(fd, GPIN_DIO_WRITE, buf, 0, efd);
@@ -429,7 +429,7 @@ START_TEST(test_dio_async)
 		reqs += DELTA(&a, &b, m, dio_requests);
 	ck_assert_int_eq(reqs, 2 * ASYNC_REQS);
 	ck_assert_uint_eq(b.live_pages, 0);
-	ck_assert_int_eq(gpin_set_eventfd(g, -1), 0);
+	ck_assert_int_eq(libgpin_set_eventfd(g, -1), 0);
 	close(efd);
 	close(fd);
 	munmap(buf, len);
@@ -452,41 +452,41 @@ START_TEST(test_dio_async_bad)
 	if (dio_fd < 0)
 		return;
 	for (i = 0; i < GPIN_DIO_MAX_BATCH; i++)
-		gpin_dio_prep(&reqs[i], dio_fd, GPIN_DIO_READ, i * 512, &iov,
+		libgpin_dio_prep(&reqs[i], dio_fd, GPIN_DIO_READ, i * 512, &iov,
 			      1, GPIN_MODE_FAST, i);
 	/* a bad request in the middle stops the batch there */
 	reqs[3].nr_segs = 0;
-	ck_assert_int_eq(gpin_dio_submit(g, reqs, 8), 3);
-	ck_assert_int_eq(gpin_dio_submit(g, reqs + 3, 5), -1);
+	ck_assert_int_eq(libgpin_dio_submit(g, reqs, 8), 3);
+	ck_assert_int_eq(libgpin_dio_submit(g, reqs + 3, 5), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	reqs[3].nr_segs = 1;
 	reqs[3].fd = -1;
-	ck_assert_int_eq(gpin_dio_submit(g, reqs + 3, 5), -1);
+	ck_assert_int_eq(libgpin_dio_submit(g, reqs + 3, 5), -1);
 	ck_assert_int_eq(errno, EBADF);
 	reqs[3].fd = dio_fd;
 	reqs[4].size = sizeof(reqs[4]) + 8;	/* stride mismatch */
-	ck_assert_int_eq(gpin_dio_submit(g, reqs + 3, 5), 1);
+	ck_assert_int_eq(libgpin_dio_submit(g, reqs + 3, 5), 1);
 	reqs[4].size = sizeof(reqs[4]);
 	total = 4;
 
 	/* the submit struct itself */
 	s.reqs = (uintptr_t)reqs;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
 	ck_assert_int_eq(errno, EINVAL);			/* nr 0 */
 	s.nr = GPIN_DIO_MAX_BATCH + 1;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
 	ck_assert_int_eq(errno, E2BIG);
 	s.nr = 1;
 	s.reserved[0] = 1;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	s.reserved[0] = 0;
 	s.flags = 1;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	s.flags = 0;
 	s.reqs = 0xffff888000000000ULL;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_DIO_SUBMIT, &s), -1);
 	ck_assert_int_eq(errno, EFAULT);
 
 	/* GPIN_DIO_MAX_INFLIGHT submitted and unreaped, then EAGAIN */
@@ -495,27 +495,27 @@ START_TEST(test_dio_async_bad)
 
 		if (k > GPIN_DIO_MAX_BATCH)
 			k = GPIN_DIO_MAX_BATCH;
-		n = gpin_dio_submit(g, reqs, k);
+		n = libgpin_dio_submit(g, reqs, k);
 		ck_assert_int_eq(n, (int)k);
 		total += n;
 	}
-	ck_assert_int_eq(gpin_dio_submit(g, reqs, 1), -1);
+	ck_assert_int_eq(libgpin_dio_submit(g, reqs, 1), -1);
 	ck_assert_int_eq(errno, EAGAIN);
 
 	/* reap arguments */
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_DIO_REAP, &r), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_DIO_REAP, &r), -1);
 	ck_assert_int_eq(errno, EINVAL);			/* nr 0 */
 	r.nr = 4;
 	r.events = 0xffff888000000000ULL;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_DIO_REAP, &r), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_DIO_REAP, &r), -1);
 	ck_assert_int_eq(errno, EFAULT);
 	r.events = (uintptr_t)ev;
 	r.flags = 1;
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_DIO_REAP, &r), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_DIO_REAP, &r), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	/* nothing was lost by the failed copy */
 	while (total) {
-		n = gpin_dio_reap(g, ev, GPIN_DIO_MAX_BATCH, &inflight);
+		n = libgpin_dio_reap(g, ev, GPIN_DIO_MAX_BATCH, &inflight);
 		ck_assert_int_ge(n, 0);
 		for (i = 0; i < (unsigned int)n; i++)
 			ck_assert_int_eq(ev[i].result, 512);
@@ -526,16 +526,16 @@ START_TEST(test_dio_async_bad)
 	ck_assert_uint_eq(inflight, 0);
 
 	/* eventfd arguments */
-	ck_assert_int_eq(gpin_set_eventfd(g, 9999), -1);
+	ck_assert_int_eq(libgpin_set_eventfd(g, 9999), -1);
 	ck_assert_int_eq(errno, EBADF);
-	ck_assert_int_eq(gpin_set_eventfd(g, dio_fd), -1);	/* not one */
+	ck_assert_int_eq(libgpin_set_eventfd(g, dio_fd), -1);	/* not one */
 	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_int_eq(gpin_set_eventfd(g, -2), -1);
+	ck_assert_int_eq(libgpin_set_eventfd(g, -2), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	efd = eventfd(0, 0);
-	ck_assert_int_eq(gpin_set_eventfd(g, efd), 0);
+	ck_assert_int_eq(libgpin_set_eventfd(g, efd), 0);
 	close(efd);	/* the file keeps its own reference */
-	ck_assert_int_eq(gpin_dio_submit(g, reqs, 1), 1);
+	ck_assert_int_eq(libgpin_dio_submit(g, reqs, 1), 1);
 }
 END_TEST
 
@@ -543,7 +543,7 @@ END_TEST
 
 #define FLIGHT_REQS	256
 
-static int submit_flight(struct gpin *gp, int fd, char *buf)
+static int submit_flight(struct libgpin *gp, int fd, char *buf)
 {
 	static struct iovec iov[FLIGHT_REQS];
 	static struct gpin_dio reqs[FLIGHT_REQS];
@@ -551,12 +551,12 @@ static int submit_flight(struct gpin *gp, int fd, char *buf)
 
 	for (i = 0; i < FLIGHT_REQS; i++) {
 		iov[i] = (struct iovec){ buf + i * 16 * PAGE, 16 * PAGE };
-		gpin_dio_prep(&reqs[i], fd, GPIN_DIO_READ,
+		libgpin_dio_prep(&reqs[i], fd, GPIN_DIO_READ,
 			      (uint64_t)i * 16 * PAGE, &iov[i], 1,
 			      i % GPIN_MODE_COUNT, i);
 	}
 	while (done < FLIGHT_REQS) {
-		n = gpin_dio_submit(gp, reqs + done, FLIGHT_REQS - done);
+		n = libgpin_dio_submit(gp, reqs + done, FLIGHT_REQS - done);
 		if (n < 0)
 			return -1;
 		done += n;
@@ -570,7 +570,7 @@ START_TEST(test_dio_close_inflight)
 	size_t len = FLIGHT_REQS * 16 * PAGE;
 	char *buf = map_anon(len, PROT_READ | PROT_WRITE);
 	struct gpin_stats st;
-	struct gpin *g2;
+	struct libgpin *g2;
 	int fd, status;
 	pid_t pid;
 
@@ -582,13 +582,13 @@ START_TEST(test_dio_close_inflight)
 	touch(buf, len, 1);
 
 	/* close with everything submitted and nothing reaped */
-	g2 = gpin_open();
+	g2 = libgpin_open();
 	ck_assert(g2);
 	ck_assert_int_eq(submit_flight(g2, fd, buf), FLIGHT_REQS);
 	stats(&st);
 	fprintf(stderr, "# close in flight: %llu pages pinned at close\n",
 		(unsigned long long)st.live_pages);
-	gpin_close(g2);
+	libgpin_close(g2);
 	/* the close returned at once; the pages go as the I/O completes */
 	ck_assert_uint_eq(wait_unpinned(), 0);
 
@@ -596,7 +596,7 @@ START_TEST(test_dio_close_inflight)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		struct gpin *gc = gpin_open();
+		struct libgpin *gc = libgpin_open();
 
 		_exit(!gc || submit_flight(gc, fd, buf) != FLIGHT_REQS);
 	}
@@ -622,11 +622,11 @@ static void submit_gone(int fd, enum gpin_dio_op op, char *buf)
 
 	for (i = 0; i < GONE_REQS; i++) {
 		iov[i] = (struct iovec){ buf + i * GONE_BYTES, GONE_BYTES };
-		gpin_dio_prep(&reqs[i], fd, op, (uint64_t)i * GONE_BYTES,
+		libgpin_dio_prep(&reqs[i], fd, op, (uint64_t)i * GONE_BYTES,
 			      &iov[i], 1, i % GPIN_MODE_COUNT, i);
 	}
 	while (done < GONE_REQS) {
-		n = gpin_dio_submit(g, reqs + done, GONE_REQS - done);
+		n = libgpin_dio_submit(g, reqs + done, GONE_REQS - done);
 		ck_assert_msg(n > 0, "submit: %s", strerror(errno));
 		done += n;
 	}
@@ -640,7 +640,7 @@ static void reap_expect(int nr, long long want)
 
 	ck_assert_int_le(nr, GONE_REQS);
 	while (done < nr) {
-		n = gpin_dio_reap(g, ev, nr - done, NULL);
+		n = libgpin_dio_reap(g, ev, nr - done, NULL);
 		ck_assert_int_ge(n, 0);
 		if (!n) {
 			ck_assert_msg(++tries < 20000, "only %d events", done);
@@ -771,19 +771,19 @@ START_TEST(test_dio_device_error)
 	touch(buf, 16 * PAGE, 3);
 	for (m = 0; m < GPIN_MODE_COUNT; m++) {
 		errno = 0;
-		ck_assert_int_eq(gpin_dio(g, fd, GPIN_DIO_READ, 0, &iov, 1, m),
+		ck_assert_int_eq(libgpin_dio(g, fd, GPIN_DIO_READ, 0, &iov, 1, m),
 				 -1);
 		ck_assert_int_eq(errno, EIO);
 		errno = 0;
-		ck_assert_int_eq(gpin_dio(g, fd, GPIN_DIO_WRITE, 0, &iov, 1,
+		ck_assert_int_eq(libgpin_dio(g, fd, GPIN_DIO_WRITE, 0, &iov, 1,
 					  m), -1);
 		ck_assert_int_eq(errno, EIO);
 	}
 	for (i = 0; i < 4; i++)
-		gpin_dio_prep(&reqs[i], fd, i & 1 ? GPIN_DIO_WRITE :
+		libgpin_dio_prep(&reqs[i], fd, i & 1 ? GPIN_DIO_WRITE :
 			      GPIN_DIO_READ, (uint64_t)i * 4 * PAGE, &iov, 1,
 			      i % GPIN_MODE_COUNT, i);
-	ck_assert_int_eq(gpin_dio_submit(g, reqs, 4), 4);
+	ck_assert_int_eq(libgpin_dio_submit(g, reqs, 4), 4);
 	reap_expect(4, -EIO);
 	stats(&st);
 	ck_assert_uint_eq(st.live_pages, 0);

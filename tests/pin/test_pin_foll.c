@@ -66,25 +66,25 @@ static void fill_dev(int fd, int byte, size_t len)
 	free(b);
 }
 
-static void submit_one(struct gpin *gp, int fd, enum gpin_dio_op op,
+static void submit_one(struct libgpin *gp, int fd, enum gpin_dio_op op,
 		       void *buf, size_t len, int mode)
 {
 	struct iovec iov = { buf, len };
 	struct gpin_dio d;
 
-	gpin_dio_prep(&d, fd, op, 0, &iov, 1, mode, 1);
-	ck_assert_msg(gpin_dio_submit(gp, &d, 1) == 1, "submit: %s",
+	libgpin_dio_prep(&d, fd, op, 0, &iov, 1, mode, 1);
+	ck_assert_msg(libgpin_dio_submit(gp, &d, 1) == 1, "submit: %s",
 		      strerror(errno));
 }
 
 /* Reap one event within @secs seconds; returns its result. */
-static long long reap_one(struct gpin *gp, double secs)
+static long long reap_one(struct libgpin *gp, double secs)
 {
 	struct gpin_dio_event ev;
 	double end = now() + secs;
 	int n;
 
-	while ((n = gpin_dio_reap(gp, &ev, 1, NULL)) == 0) {
+	while ((n = libgpin_dio_reap(gp, &ev, 1, NULL)) == 0) {
 		ck_assert_msg(now() < end, "no completion within %.0f s", secs);
 		usleep(1000);
 	}
@@ -128,7 +128,7 @@ START_TEST(test_fork_during_dio_read)
 	ck_assert_int_eq(reap_one(g, 10), 512);
 	ck_assert_msg(!memcmp(buf, want, sizeof(want)),
 		      "%s: the READ's data went to the child's copy (parent "
-		      "has %#x)", gpin_mode_name(_i), (unsigned char)buf[0]);
+		      "has %#x)", libgpin_mode_name(_i), (unsigned char)buf[0]);
 	ck_assert_int_eq(buf[2048], 0x22);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	close(dfd);
@@ -151,7 +151,7 @@ START_TEST(test_fork_with_write_pin)
 	pid_t pid;
 
 	touch(p, 4 * PAGE, 3);
-	ck_assert_int_eq(gpin_pin(g, p, 4, _i, GPIN_PIN_WRITE, pfns, &h, NULL),
+	ck_assert_int_eq(libgpin_pin(g, p, 4, _i, GPIN_PIN_WRITE, pfns, &h, NULL),
 			 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -164,9 +164,9 @@ START_TEST(test_fork_with_write_pin)
 		p[i * PAGE] = 0x33;
 		ck_assert_msg(pagemap_pfn(p + i * PAGE) == pfns[i],
 			      "%s: page %d moved away from its pin after fork",
-			      gpin_mode_name(_i), i);
+			      libgpin_mode_name(_i), i);
 	}
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, 4 * PAGE);
 }
 END_TEST
@@ -198,7 +198,7 @@ START_TEST(test_cow_after_readonly_pin)
 	}
 	close(pipefd[0]);
 	stats(&a);
-	ck_assert_int_eq(gpin_pin(g, p, 4, _i, 0, pfns, &h, NULL), 0);
+	ck_assert_int_eq(libgpin_pin(g, p, 4, _i, 0, pfns, &h, NULL), 0);
 	stats(&b);
 	if (_i == GPIN_MODE_FAST)
 		ck_assert_int_ge(DELTA(&a, &b, GPIN_MODE_FAST, fallbacks), 1);
@@ -207,11 +207,11 @@ START_TEST(test_cow_after_readonly_pin)
 		ck_assert_msg(pagemap_pfn(p + i * PAGE) == pfns[i],
 			      "%s: page %d: the read-only pin is not on the "
 			      "parent's page after its write",
-			      gpin_mode_name(_i), i);
+			      libgpin_mode_name(_i), i);
 	}
 	close(pipefd[1]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, 4 * PAGE);
 }
 END_TEST
@@ -242,18 +242,18 @@ START_TEST(test_memlock_limit)
 	touch(p, 32 * PAGE, 7);
 	ck_assert_int_eq(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
 	drop_cap(CAP_IPC_LOCK);
-	ck_assert_int_eq(gpin_pin(g, p, 12, _i, GPIN_PIN_WRITE, NULL, &h1,
+	ck_assert_int_eq(libgpin_pin(g, p, 12, _i, GPIN_PIN_WRITE, NULL, &h1,
 				  NULL), 0);
-	ck_assert_int_eq(gpin_pin(g, p + 12 * PAGE, 8, _i, GPIN_PIN_WRITE,
+	ck_assert_int_eq(libgpin_pin(g, p + 12 * PAGE, 8, _i, GPIN_PIN_WRITE,
 				  NULL, &h2, NULL), -1);
 	ck_assert_int_eq(errno, ENOMEM);
-	ck_assert_int_eq(gpin_pin(g, p + 12 * PAGE, 4, _i, GPIN_PIN_WRITE,
+	ck_assert_int_eq(libgpin_pin(g, p + 12 * PAGE, 4, _i, GPIN_PIN_WRITE,
 				  NULL, &h2, NULL), 0);
-	ck_assert_int_eq(gpin_unpin(g, h1), 0);
-	ck_assert_int_eq(gpin_pin(g, p + 16 * PAGE, 12, _i, 0, NULL, &h1,
+	ck_assert_int_eq(libgpin_unpin(g, h1), 0);
+	ck_assert_int_eq(libgpin_pin(g, p + 16 * PAGE, 12, _i, 0, NULL, &h1,
 				  NULL), 0);
-	ck_assert_int_eq(gpin_unpin(g, h1), 0);
-	ck_assert_int_eq(gpin_unpin(g, h2), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h1), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h2), 0);
 	munmap(p, 32 * PAGE);
 }
 END_TEST
@@ -267,10 +267,10 @@ START_TEST(test_pfns_need_admin)
 
 	touch(p, 2 * PAGE, 9);
 	drop_cap(CAP_SYS_ADMIN);
-	ck_assert_int_eq(gpin_pin(g, p, 2, _i, 0, pfns, &h, NULL), -1);
+	ck_assert_int_eq(libgpin_pin(g, p, 2, _i, 0, pfns, &h, NULL), -1);
 	ck_assert_int_eq(errno, EPERM);
-	ck_assert_int_eq(gpin_pin(g, p, 2, _i, 0, NULL, &h, NULL), 0);
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_pin(g, p, 2, _i, 0, NULL, &h, NULL), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, 2 * PAGE);
 }
 END_TEST
@@ -293,9 +293,9 @@ START_TEST(test_reap_keeps_events)
 		return;
 	for (i = 0; i < 4; i++) {
 		iov = (struct iovec){ buf + i * PAGE, PAGE };
-		gpin_dio_prep(&d, fd, GPIN_DIO_READ, (uint64_t)i * PAGE, &iov,
+		libgpin_dio_prep(&d, fd, GPIN_DIO_READ, (uint64_t)i * PAGE, &iov,
 			      1, GPIN_MODE_FAST, i);
-		ck_assert_int_eq(gpin_dio_submit(g, &d, 1), 1);
+		ck_assert_int_eq(libgpin_dio_submit(g, &d, 1), 1);
 	}
 	r = map_anon(PAGE, PROT_READ | PROT_WRITE);
 	*r = (struct gpin_dio_reap){
@@ -304,10 +304,10 @@ START_TEST(test_reap_keeps_events)
 	};
 	ck_assert_int_eq(mprotect(r, PAGE, PROT_READ), 0);
 	usleep(100000);
-	ck_assert_int_eq(ioctl(gpin_fd(g), GPIN_IOC_DIO_REAP, r), -1);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_DIO_REAP, r), -1);
 	ck_assert_int_eq(errno, EFAULT);
 	while (n < 4) {
-		int got = gpin_dio_reap(g, ev + n, 4 - n, NULL);
+		int got = libgpin_dio_reap(g, ev + n, 4 - n, NULL);
 
 		ck_assert_int_ge(got, 0);
 		n += got;
@@ -353,7 +353,7 @@ START_TEST(test_kill_with_io_stuck)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		struct gpin *gc = gpin_open();
+		struct libgpin *gc = libgpin_open();
 
 		if (!gc)
 			_exit(1);
@@ -405,14 +405,14 @@ START_TEST(test_huge_zero_page)
 	for (i = 0; i < n; i += 512)
 		c += a[i * PAGE];	/* read faults: the (huge) zero page */
 	ck_assert_int_eq(c, 0);
-	ck_assert_int_eq(gpin_pin(g, a, n, _i, 0, pfns, &h, NULL), 0);
+	ck_assert_int_eq(libgpin_pin(g, a, n, _i, 0, pfns, &h, NULL), 0);
 	for (i = 0; i < n; i++)
 		ck_assert_msg(pfns[i] == pagemap_pfn(a + i * PAGE),
 			      "%s: page %zu: pinned %#llx, pagemap %#llx",
-			      gpin_mode_name(_i), i,
+			      libgpin_mode_name(_i), i,
 			      (unsigned long long)pfns[i],
 			      (unsigned long long)pagemap_pfn(a + i * PAGE));
-	ck_assert_int_eq(gpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	munmap(p, 2 * HPAGE);
 	free(pfns);
 }
@@ -444,10 +444,10 @@ static void *race_submit(void *arg)
 	for (i = 0; i < RACE_REQS; i++) {
 		id = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED);
 		iov = (struct iovec){ r->buf + (id % 16) * PAGE, PAGE };
-		gpin_dio_prep(&d, r->fd, GPIN_DIO_READ,
+		libgpin_dio_prep(&d, r->fd, GPIN_DIO_READ,
 			      (uint64_t)(id % 16) * PAGE, &iov, 1,
 			      id % GPIN_MODE_COUNT, id);
-		while (gpin_dio_submit(g, &d, 1) != 1) {
+		while (libgpin_dio_submit(g, &d, 1) != 1) {
 			if (errno != EAGAIN)
 				return NULL;
 			usleep(100);	/* 1024 unreaped: let the reapers work */
@@ -465,7 +465,7 @@ static void *race_reap(void *arg)
 
 	while (!r->stop || __atomic_load_n(&r->reaped, __ATOMIC_RELAXED) <
 			   __atomic_load_n(&r->submitted, __ATOMIC_RELAXED)) {
-		n = gpin_dio_reap(g, ev, 32, NULL);
+		n = libgpin_dio_reap(g, ev, 32, NULL);
 		if (n < 0)
 			return NULL;
 		pthread_mutex_lock(&r->lock);
@@ -489,9 +489,9 @@ static void *race_eventfd(void *arg)
 
 	while (!r->stop) {
 		efd = eventfd(0, EFD_NONBLOCK);
-		gpin_set_eventfd(g, efd);
+		libgpin_set_eventfd(g, efd);
 		close(efd);
-		gpin_set_eventfd(g, -1);
+		libgpin_set_eventfd(g, -1);
 		usleep(50);
 	}
 	return NULL;

@@ -41,8 +41,8 @@ echo FIO-DONE"
 	for ((n = 1; n <= BOOTS; n++)); do
 		log=$RIG_OUT/boot-$n.log
 		rc=0
-		run_vmm $((RUNTIME + 240)) "$log" "$vmm" --kernel "$vmlinuz" \
-			--initrd "$initrd" --cpus 2 --mem 512M \
+		run_vmm $((RUNTIME + 240)) "$log" "$vmm" --test-exit-port \
+			--kernel "$vmlinuz" --initrd "$initrd" --cpus 2 --mem 512M \
 			--disk "/dev/nullb0,pin=$PIN,transport=$TRANSPORT" \
 			--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" ||
 			rc=$?

@@ -65,7 +65,7 @@ boot() {
 	local name=$1 want=$2 log=$3 disk=$4 script=$5 rc=0 t0
 	t0=$SECONDS
 	boot_until_alive "$name" "$want" "$GUEST_TIMEOUT" "$log" "$VMM" \
-		--kernel "$VMLINUZ" --initrd "$INITRD" --cpus 2 --mem 512M \
+		--test-exit-port --kernel "$VMLINUZ" --initrd "$INITRD" --cpus 2 --mem 512M \
 		--disk "$disk" \
 		--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" || rc=$?
 	echo "# $name: status $rc (want $want), $((SECONDS - t0)) s"

@@ -36,7 +36,7 @@ boot() {
 	local name=$1 want=$2 log=$3 cpus=$4 extra=$5 rc=0 t0
 	t0=$SECONDS
 	boot_until_alive "$name" "$want" "$GUEST_TIMEOUT" "$log" "$VMM" \
-		--kernel "$VMLINUZ" --initrd "$INITRD" --cpus "$cpus" --mem 512M \
+		--test-exit-port --kernel "$VMLINUZ" --initrd "$INITRD" --cpus "$cpus" --mem 512M \
 		--cmdline "console=ttyS0 $extra" || rc=$?
 	echo "# $name: status $rc (want $want), $((SECONDS - t0)) s"
 	if ((rc != want)); then

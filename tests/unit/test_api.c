@@ -19,10 +19,12 @@ struct fake {
 	int boots, stops, vmm_shutdowns;
 	bool fail_boot;
 	bool no_disks;
-	struct api_vm_config seen;
+	unsigned int seen_ncpus;
+	uint64_t seen_mem_size;
+	enum vm_console seen_console;
 };
 
-static int fake_boot(void *opaque, const struct api_vm_config *cfg, char *err,
+static int fake_boot(void *opaque, const struct vm_config *cfg, char *err,
 		     size_t errlen)
 {
 	struct fake *f = opaque;
@@ -32,8 +34,9 @@ static int fake_boot(void *opaque, const struct api_vm_config *cfg, char *err,
 		return -1;
 	}
 	f->boots++;
-	f->seen.vcpus = cfg->vcpus;
-	f->seen.mem_size = cfg->mem_size;
+	f->seen_ncpus = cfg->ncpus;
+	f->seen_mem_size = cfg->mem_size;
+	f->seen_console = cfg->console;
 	return 0;
 }
 
@@ -142,16 +145,20 @@ START_TEST(test_libvirt_sequence)
 
 	ck_assert_int_eq(req("PUT", "vm.create", libvirt_create, NULL), 204);
 	ck_assert_int_eq(api.state, API_VM_CREATED);
-	ck_assert_uint_eq(api.cfg.vcpus, 2);
-	ck_assert_uint_eq(api.cfg.mem_size, 256ULL << 20);
-	ck_assert_str_eq(api.cfg.kernel, "/boot/bz");
-	ck_assert_str_eq(api.cfg.cmdline, "console=ttyS0");
-	ck_assert_uint_eq(api.cfg.ndisks, 1);
-	ck_assert(api.cfg.disks[0].readonly);
+	ck_assert_uint_eq(api.cfg.vm.ncpus, 2);
+	ck_assert_uint_eq(api.cfg.vm.mem_size, 256ULL << 20);
+	ck_assert_str_eq(api.cfg.vm.kernel, "/boot/bz");
+	ck_assert_str_eq(api.cfg.vm.cmdline, "console=ttyS0");
+	ck_assert_uint_eq(api.cfg.vm.ndisks, 1);
+	ck_assert(api.cfg.vm.disks[0].ro);
 	ck_assert_int_eq(api.cfg.console, API_CONSOLE_PTY);
 	ck_assert_int_eq(req("PUT", "vm.boot", "", NULL), 204);
 	ck_assert_int_eq(fake.boots, 1);
 	ck_assert_int_eq(api.state, API_VM_RUNNING);
+	/* The VM the backend boots: one struct vm_config, the UART on a PTY. */
+	ck_assert_uint_eq(fake.seen_ncpus, 2);
+	ck_assert_uint_eq(fake.seen_mem_size, 256ULL << 20);
+	ck_assert_int_eq(fake.seen_console, VM_CONSOLE_PTY);
 
 	ck_assert_int_eq(req("GET", "vm.info", NULL, &out), 200);
 	o = json_tokener_parse(out);
@@ -186,9 +193,13 @@ START_TEST(test_payload_form)
 	ck_assert_int_eq(req("PUT", "vm.create", "{\"payload\":{\"kernel\":\"/k\","
 			     "\"cmdline\":\"quiet\",\"initramfs\":\"/i\"}}",
 			     NULL), 204);
-	ck_assert_str_eq(api.cfg.kernel, "/k");
-	ck_assert_str_eq(api.cfg.initramfs, "/i");
-	ck_assert_uint_eq(api.cfg.vcpus, 1);
+	ck_assert_str_eq(api.cfg.vm.kernel, "/k");
+	ck_assert_str_eq(api.cfg.vm.initrd, "/i");
+	ck_assert_str_eq(api.cfg.vm.cmdline, "quiet");
+	ck_assert(api.cfg.cmdline_given);
+	ck_assert_uint_eq(api.cfg.vm.ncpus, 1);
+	/* no serial, console "Tty" by default: output on stdout */
+	ck_assert_int_eq(api.cfg.vm.console, VM_CONSOLE_STDOUT);
 }
 END_TEST
 

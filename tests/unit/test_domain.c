@@ -101,8 +101,8 @@ START_TEST(test_full)
 	ck_assert(d.disks[0].readonly);
 	ck_assert_int_eq(d.disks[0].aio, DOMAIN_AIO_IO_URING);
 	ck_assert_uint_eq(d.disks[0].queues, 4);
-	ck_assert_int_eq(d.disks[0].pin, DOMAIN_PIN_KERNEL);
-	ck_assert_int_eq(d.disks[0].service, DOMAIN_SERVICE_VCPU);
+	ck_assert_int_eq(d.disks[0].pin, DISK_PIN_KERNEL);
+	ck_assert_int_eq(d.disks[0].service, DISK_IO_VCPU);
 	ck_assert(!d.disks[0].no_event_idx);
 	ck_assert(d.disks[1].no_event_idx);
 	ck_assert_int_eq(d.disks[0].bus, DOMAIN_BUS_PCI);
@@ -111,7 +111,7 @@ START_TEST(test_full)
 	ck_assert_str_eq(d.disks[1].path, "/dev/null");
 	ck_assert(!d.disks[1].readonly);
 	ck_assert_int_eq(d.disks[1].aio, DOMAIN_AIO_THREADS);
-	ck_assert_int_eq(d.disks[1].service, DOMAIN_SERVICE_IOTHREAD);
+	ck_assert_int_eq(d.disks[1].service, DISK_IO_IOTHREAD);
 	domain__free(&d);
 }
 END_TEST
@@ -259,6 +259,9 @@ static const struct {
 	  "</metadata>" MEM KERNEL "<devices><disk type='file' device='disk'>"
 	  "<driver name='qemu' io='threads'/><source file='/x'/><target "
 	  "dev='vda'/></disk></devices></domain>", "disagree", false },
+	{ "<domain type='kvm' xmlns:gpin='" DOMAIN_GPIN_NS "'><name>t</name>"
+	  "<metadata><gpin:vmm><gpin:test-exit-port port='1'/></gpin:vmm>"
+	  "</metadata>" MEM KERNEL "</domain>", "port=", false },
 };
 
 START_TEST(test_bad)
@@ -325,12 +328,39 @@ START_TEST(test_check_host)
 }
 END_TEST
 
-START_TEST(test_apply)
+/* <gpin:test-exit-port/>: the exit port for a test that boots a domain. */
+START_TEST(test_test_exit_port)
 {
-	struct vm_options o = { .api_fd = -1 };
+	static const char xml[] =
+		"<domain type='kvm' xmlns:gpin='" DOMAIN_GPIN_NS "'><name>t</name>"
+		"<metadata><gpin:vmm><gpin:test-exit-port/></gpin:vmm>"
+		"</metadata>" MEM KERNEL "</domain>";
+	struct vm_config o;
 	struct domain d;
 	char err[512];
 
+	ck_assert_msg(!parse(&d, xml, NULL, err), "%s", err);
+	ck_assert(d.test_exit_port);
+	vm_config__init(&o);
+	ck_assert_int_eq(config__apply_domain(&d, &o, err, sizeof(err)), 0);
+	ck_assert(o.test_exit_port);
+	domain__free(&d);
+	/* off without it; --test-exit-port (already in @o) stays on */
+	ck_assert_msg(!parse(&d, DOM(MEM KERNEL), NULL, err), "%s", err);
+	ck_assert(!d.test_exit_port);
+	ck_assert_int_eq(config__apply_domain(&d, &o, err, sizeof(err)), 0);
+	ck_assert(o.test_exit_port);
+	domain__free(&d);
+}
+END_TEST
+
+START_TEST(test_apply)
+{
+	struct vm_config o;
+	struct domain d;
+	char err[512];
+
+	vm_config__init(&o);
 	ck_assert_msg(!parse(&d, full_xml, NULL, err), "%s", err);
 	ck_assert_int_eq(config__apply_domain(&d, &o, err, sizeof(err)), 0);
 	ck_assert_str_eq(o.kernel, "/k");
@@ -339,7 +369,7 @@ START_TEST(test_apply)
 	ck_assert_uint_eq(o.ncpus, 4);
 	ck_assert_uint_eq(o.mem_size, 1ULL << 30);
 	ck_assert(o.mem_locked);
-	ck_assert(o.console_pty);
+	ck_assert_int_eq(o.console, VM_CONSOLE_PTY);
 	ck_assert_uint_eq(o.ndisks, 2);
 	ck_assert_str_eq(o.disks[0].path, "/img/a");
 	ck_assert(o.disks[0].ro);
@@ -349,6 +379,7 @@ START_TEST(test_apply)
 	ck_assert(o.disks[1].no_event_idx);
 	ck_assert_int_eq(o.disks[0].transport, DISK_TRANSPORT_PCI);
 	ck_assert_int_eq(o.disks[1].transport, DISK_TRANSPORT_MMIO);
+	ck_assert(!o.test_exit_port);
 	domain__free(&d);
 }
 END_TEST
@@ -367,6 +398,7 @@ static Suite *domain_suite(void)
 	tc = tcase_create("host");
 	tcase_add_test(tc, test_check_host);
 	tcase_add_test(tc, test_apply);
+	tcase_add_test(tc, test_test_exit_port);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -29,7 +29,7 @@ START_TEST(test_defaults)
 
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", NULL), 0);
 	ck_assert_str_eq(o.kernel, "bz");
-	ck_assert_ptr_null(o.initrd);
+	ck_assert_str_eq(o.initrd, "");
 	ck_assert_str_eq(o.cmdline, DEFAULT_CMDLINE);
 	ck_assert_uint_eq(o.ncpus, 1);
 	ck_assert_uint_eq(o.mem_size, DEFAULT_MEM);
@@ -52,6 +52,40 @@ START_TEST(test_all_options)
 			       NULL), 0);
 	ck_assert_uint_eq(o.ncpus, 2);
 	ck_assert_uint_eq(o.mem_size, 512ULL << 20);
+}
+END_TEST
+
+/* The exit port is a test hook: off unless asked for, with any route. */
+START_TEST(test_test_exit_port)
+{
+	struct vm_options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", NULL), 0);
+	ck_assert(!o.test_exit_port);
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "--test-exit-port", NULL),
+			 0);
+	ck_assert(o.vm.test_exit_port);
+	ck_assert_int_eq(parse(&o, err, "--domain", "d.xml",
+			       "--test-exit-port", NULL), 0);
+	ck_assert(o.test_exit_port);
+	ck_assert_int_eq(parse(&o, err, "--api-socket", "fd=3",
+			       "--test-exit-port", NULL), 0);
+	ck_assert(o.test_exit_port);
+}
+END_TEST
+
+START_TEST(test_log_level)
+{
+	struct vm_options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", NULL), 0);
+	ck_assert_int_eq(o.log_level, LOG_LEVEL_INFO);
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "--quiet", NULL), 0);
+	ck_assert_int_eq(o.log_level, LOG_LEVEL_WARN);
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "-v", NULL), 0);
+	ck_assert_int_eq(o.log_level, LOG_LEVEL_DEBUG);
 }
 END_TEST
 
@@ -179,6 +213,8 @@ static Suite *options_suite(void)
 
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_all_options);
+	tcase_add_test(tc, test_log_level);
+	tcase_add_test(tc, test_test_exit_port);
 	tcase_add_test(tc, test_help_version);
 	tcase_add_test(tc, test_churn);
 	tcase_add_loop_test(tc, test_good_sizes, 0,

@@ -23,9 +23,14 @@ void api__print_version(FILE *out, const char *argv0);
 /*
  * Serves the API until vmm.shutdown or a signal on @sfd (the signalfd
  * main.c made) other than SIGUSR1, which prints the disks' counters;
- * runs the VM that vm.create / vm.boot describe.  Returns the VMM's exit
+ * runs the VM that vm.create / vm.boot describe, with the command line's
+ * test hooks (--test-exit-port, --churn) and @host's defaults for what
+ * vm.create cannot say (pin, service, transport).  Returns the VMM's exit
  * status.
  */
-int api__serve(const struct vm_options *opts, int sfd);
+struct host_defaults;
+
+int api__serve(const struct vm_options *opts,
+	       const struct host_defaults *host, int sfd);
 
 #endif /* GPIN_API_API_H */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Cloud Hypervisor API subset: routing, vm.create parsing, VM states. */
-#include <errno.h>
+/*
+ * Cloud Hypervisor API subset: routing, the VM's states, responses
+ * (vm.create's body is parsed by api/create.c).
+ */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,325 +12,7 @@
 #include <json-c/json.h>
 
 #include "api/request.h"
-#include "arch/x86/layout.h"
 #include "config.h"
-#include "options.h"
-
-struct cfg_ctx {
-	char *err;
-	size_t errlen;
-};
-
-static int __attribute__((format(printf, 2, 3)))
-cfg_fail(struct cfg_ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->err, c->errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* Every key of @obj must be in @allowed (NULL-terminated). */
-static int check_keys(struct cfg_ctx *c, const char *where,
-		      json_object *obj, const char *const *allowed)
-{
-	const char *const *a;
-
-	if (!json_object_is_type(obj, json_type_object))
-		return cfg_fail(c, "%s: expected an object", where);
-	json_object_object_foreach(obj, key, val) {
-		(void)val;
-		for (a = allowed; *a; a++)
-			if (!strcmp(key, *a))
-				break;
-		if (!*a)
-			return cfg_fail(c, "%s.%s is not supported by gpin-vmm",
-					where, key);
-	}
-	return 0;
-}
-
-static json_object *get(json_object *obj, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(obj, key, &v) &&
-	       !json_object_is_type(v, json_type_null) ? v : NULL;
-}
-
-static int get_u64(struct cfg_ctx *c, json_object *obj, const char *where,
-		   const char *key, uint64_t *out)
-{
-	json_object *v = get(obj, key);
-	int64_t i;
-
-	if (!v)
-		return 1;	/* absent */
-	if (!json_object_is_type(v, json_type_int))
-		return cfg_fail(c, "%s.%s: expected an integer", where, key);
-	errno = 0;
-	i = json_object_get_int64(v);
-	if (i < 0 || errno)
-		return cfg_fail(c, "%s.%s: out of range", where, key);
-	*out = i;
-	return 0;
-}
-
-static int get_string(struct cfg_ctx *c, json_object *obj, const char *where,
-		      const char *key, char **out)
-{
-	json_object *v = get(obj, key);
-
-	if (!v)
-		return 1;
-	if (!json_object_is_type(v, json_type_string) ||
-	    !json_object_get_string_len(v))
-		return cfg_fail(c, "%s.%s: expected a non-empty string", where,
-				key);
-	free(*out);
-	*out = strdup(json_object_get_string(v));
-	return *out ? 0 : cfg_fail(c, "out of memory");
-}
-
-static int parse_cpus(struct cfg_ctx *c, json_object *cpus,
-		      struct api_vm_config *cfg)
-{
-	static const char *const keys[] = { "boot_vcpus", "max_vcpus", NULL };
-	uint64_t boot = 1, max;
-	int r;
-
-	if (check_keys(c, "cpus", cpus, keys))
-		return -1;
-	if ((r = get_u64(c, cpus, "cpus", "boot_vcpus", &boot)) < 0)
-		return -1;
-	if (boot < 1 || boot > VM_CPUS_MAX)
-		return cfg_fail(c, "cpus.boot_vcpus: %llu, expected 1 to %d",
-				(unsigned long long)boot, VM_CPUS_MAX);
-	max = boot;
-	if (get_u64(c, cpus, "cpus", "max_vcpus", &max) < 0)
-		return -1;
-	if (max != boot)
-		return cfg_fail(c, "cpus.max_vcpus %llu != boot_vcpus %llu: "
-				"gpin-vmm has no vCPU hotplug",
-				(unsigned long long)max,
-				(unsigned long long)boot);
-	cfg->vcpus = boot;
-	return 0;
-}
-
-static int parse_memory(struct cfg_ctx *c, json_object *mem,
-			struct api_vm_config *cfg)
-{
-	static const char *const keys[] = { "size", NULL };
-	uint64_t size;
-	int r;
-
-	if (check_keys(c, "memory", mem, keys))
-		return -1;
-	r = get_u64(c, mem, "memory", "size", &size);
-	if (r)
-		return r < 0 ? -1 : cfg_fail(c, "memory.size is required");
-	if (size < GUEST_MEM_MIN || size > GUEST_MEM_MAX)
-		return cfg_fail(c, "memory.size: %llu bytes; gpin-vmm takes "
-				"%llu MiB to %llu GiB", (unsigned long long)size,
-				(unsigned long long)(GUEST_MEM_MIN >> 20),
-				(unsigned long long)(GUEST_MEM_MAX >> 30));
-	cfg->mem_size = size;
-	return 0;
-}
-
-/* {"path": …} objects of the older API: kernel, initramfs. */
-static int parse_path_obj(struct cfg_ctx *c, json_object *obj,
-			  const char *where, char **out)
-{
-	static const char *const keys[] = { "path", NULL };
-	int r;
-
-	if (check_keys(c, where, obj, keys))
-		return -1;
-	r = get_string(c, obj, where, "path", out);
-	return r > 0 ? cfg_fail(c, "%s.path is required", where) : r;
-}
-
-static int parse_payload(struct cfg_ctx *c, json_object *p,
-			 struct api_vm_config *cfg)
-{
-	static const char *const keys[] = { "kernel", "cmdline", "initramfs",
-					    NULL };
-
-	if (check_keys(c, "payload", p, keys))
-		return -1;
-	if (get_string(c, p, "payload", "kernel", &cfg->kernel) < 0 ||
-	    get_string(c, p, "payload", "cmdline", &cfg->cmdline) < 0 ||
-	    get_string(c, p, "payload", "initramfs", &cfg->initramfs) < 0)
-		return -1;
-	return 0;
-}
-
-static int parse_disks(struct cfg_ctx *c, json_object *disks,
-		       struct api_vm_config *cfg)
-{
-	static const char *const keys[] = { "path", "readonly", "direct",
-					    "num_queues", "id", NULL };
-	size_t i, n;
-
-	if (!json_object_is_type(disks, json_type_array))
-		return cfg_fail(c, "disks: expected an array");
-	n = json_object_array_length(disks);
-	if (n > API_DISKS_MAX)
-		return cfg_fail(c, "disks: %zu; gpin-vmm serves %d", n,
-				API_DISKS_MAX);
-	for (i = 0; i < n; i++) {
-		json_object *d = json_object_array_get_idx(disks, i), *v;
-		struct api_disk *disk = &cfg->disks[cfg->ndisks];
-		uint64_t q = 0;
-		int r;
-
-		if (check_keys(c, "disks[]", d, keys))
-			return -1;
-		cfg->ndisks++;
-		r = get_string(c, d, "disks[]", "path", &disk->path);
-		if (r)
-			return r < 0 ? -1 : cfg_fail(c, "disks[%zu].path is "
-						     "required", i);
-		v = get(d, "readonly");
-		if (v && !json_object_is_type(v, json_type_boolean))
-			return cfg_fail(c, "disks[%zu].readonly: expected a "
-					"boolean", i);
-		disk->readonly = v && json_object_get_boolean(v);
-		v = get(d, "direct");
-		if (v && !json_object_is_type(v, json_type_boolean))
-			return cfg_fail(c, "disks[%zu].direct: expected a "
-					"boolean", i);
-		/* direct=false is honoured as direct I/O too: gpin-vmm has no other. */
-		if (get_u64(c, d, "disks[]", "num_queues", &q) < 0)
-			return -1;
-		if (q > 64)
-			return cfg_fail(c, "disks[%zu].num_queues: at most 64", i);
-		disk->queues = q;
-	}
-	return 0;
-}
-
-static int parse_console(struct cfg_ctx *c, json_object *obj,
-			 const char *where, enum api_console_mode *mode)
-{
-	static const char *const keys[] = { "mode", "file", NULL };
-	json_object *m;
-	const char *s;
-
-	if (check_keys(c, where, obj, keys))
-		return -1;
-	m = get(obj, "mode");
-	if (!m || !json_object_is_type(m, json_type_string))
-		return cfg_fail(c, "%s.mode: expected a string", where);
-	s = json_object_get_string(m);
-	if (!strcmp(s, "Pty"))
-		*mode = API_CONSOLE_PTY;
-	else if (!strcmp(s, "Tty"))
-		*mode = API_CONSOLE_TTY;
-	else if (!strcmp(s, "Off") || !strcmp(s, "Null"))
-		*mode = API_CONSOLE_OFF;
-	else
-		return cfg_fail(c, "%s.mode '%s' is not supported by gpin-vmm "
-				"(Pty, Tty, Null, Off)", where, s);
-	if (get(obj, "file"))
-		return cfg_fail(c, "%s.file is not supported by gpin-vmm", where);
-	return 0;
-}
-
-int api__parse_vm_config(const char *body, size_t len,
-			 struct api_vm_config *cfg, char *err, size_t errlen)
-{
-	static const char *const keys[] = { "cpus", "memory", "payload",
-		"kernel", "cmdline", "initramfs", "disks", "serial",
-		"console", NULL };
-	struct cfg_ctx c = { .err = err, .errlen = errlen };
-	struct json_tokener *tok;
-	json_object *root, *v;
-	int ret = -1;
-
-	*cfg = (struct api_vm_config) {
-		.vcpus = 1,
-		.mem_size = DEFAULT_MEM,
-		.serial = API_CONSOLE_OFF,
-		.console = API_CONSOLE_TTY,
-	};
-	tok = json_tokener_new();
-	if (!tok)
-		return cfg_fail(&c, "out of memory");
-	root = len ? json_tokener_parse_ex(tok, body, (int)len) : NULL;
-	if (!root) {
-		enum json_tokener_error e = json_tokener_get_error(tok);
-
-		json_tokener_free(tok);
-		return cfg_fail(&c, "malformed JSON: %s", len ?
-				json_tokener_error_desc(e) : "empty body");
-	}
-	if (json_tokener_get_parse_end(tok) < len) {
-		cfg_fail(&c, "malformed JSON: data after the object");
-		goto out;
-	}
-	if (check_keys(&c, "vm.create", root, keys))
-		goto out;
-	if ((v = get(root, "cpus")) && parse_cpus(&c, v, cfg))
-		goto out;
-	if ((v = get(root, "memory")) && parse_memory(&c, v, cfg))
-		goto out;
-	if ((v = get(root, "payload")) && parse_payload(&c, v, cfg))
-		goto out;
-	if ((v = get(root, "kernel")) &&
-	    parse_path_obj(&c, v, "kernel", &cfg->kernel))
-		goto out;
-	if ((v = get(root, "initramfs")) &&
-	    parse_path_obj(&c, v, "initramfs", &cfg->initramfs))
-		goto out;
-	if ((v = get(root, "cmdline"))) {
-		static const char *const ckeys[] = { "args", NULL };
-
-		if (check_keys(&c, "cmdline", v, ckeys) ||
-		    get_string(&c, v, "cmdline", "args", &cfg->cmdline) < 0)
-			goto out;
-	}
-	if ((v = get(root, "disks")) && parse_disks(&c, v, cfg))
-		goto out;
-	if ((v = get(root, "serial")) &&
-	    parse_console(&c, v, "serial", &cfg->serial))
-		goto out;
-	if ((v = get(root, "console")) &&
-	    parse_console(&c, v, "console", &cfg->console))
-		goto out;
-	if (!cfg->kernel) {
-		cfg_fail(&c, "no kernel (payload.kernel or kernel.path): "
-			 "gpin-vmm boots a bzImage directly");
-		goto out;
-	}
-	if (cfg->cmdline && strlen(cfg->cmdline) >= CMDLINE_MAX) {
-		cfg_fail(&c, "cmdline longer than %d bytes", CMDLINE_MAX - 1);
-		goto out;
-	}
-	ret = 0;
-out:
-	json_object_put(root);
-	json_tokener_free(tok);
-	if (ret)
-		api__free_vm_config(cfg);
-	return ret;
-}
-
-void api__free_vm_config(struct api_vm_config *cfg)
-{
-	unsigned int i;
-
-	for (i = 0; i < cfg->ndisks; i++)
-		free(cfg->disks[i].path);
-	free(cfg->kernel);
-	free(cfg->cmdline);
-	free(cfg->initramfs);
-	memset(cfg, 0, sizeof(*cfg));
-}
 
 const char *api__state_name(enum api_vm_state s)
 {
@@ -410,15 +94,15 @@ static json_object *path_obj(const char *path)
 
 static void vm_info(struct api *api, struct api_response *r)
 {
-	const struct api_vm_config *cfg = &api->cfg;
+	const struct vm_config *cfg = &api->cfg.vm;
 	json_object *o = json_object_new_object(), *conf, *cpus, *mem, *payload;
 	json_object *disks;
 	unsigned int i;
 
 	conf = json_object_new_object();
 	cpus = json_object_new_object();
-	json_object_object_add(cpus, "boot_vcpus", json_object_new_int(cfg->vcpus));
-	json_object_object_add(cpus, "max_vcpus", json_object_new_int(cfg->vcpus));
+	json_object_object_add(cpus, "boot_vcpus", json_object_new_int(cfg->ncpus));
+	json_object_object_add(cpus, "max_vcpus", json_object_new_int(cfg->ncpus));
 	json_object_object_add(conf, "cpus", cpus);
 	mem = json_object_new_object();
 	json_object_object_add(mem, "size", json_object_new_int64(cfg->mem_size));
@@ -426,12 +110,12 @@ static void vm_info(struct api *api, struct api_response *r)
 	payload = json_object_new_object();
 	json_object_object_add(payload, "kernel",
 			       json_object_new_string(cfg->kernel));
-	if (cfg->cmdline)
+	if (api->cfg.cmdline_given)
 		json_object_object_add(payload, "cmdline",
 				       json_object_new_string(cfg->cmdline));
-	if (cfg->initramfs)
+	if (cfg->initrd[0])
 		json_object_object_add(payload, "initramfs",
-				       json_object_new_string(cfg->initramfs));
+				       json_object_new_string(cfg->initrd));
 	json_object_object_add(conf, "payload", payload);
 	/* The older spelling too, for clients of either API version. */
 	json_object_object_add(conf, "kernel", path_obj(cfg->kernel));
@@ -442,7 +126,7 @@ static void vm_info(struct api *api, struct api_response *r)
 		json_object_object_add(d, "path",
 				       json_object_new_string(cfg->disks[i].path));
 		json_object_object_add(d, "readonly",
-				       json_object_new_boolean(cfg->disks[i].readonly));
+				       json_object_new_boolean(cfg->disks[i].ro));
 		json_object_object_add(d, "direct", json_object_new_boolean(1));
 		if (cfg->disks[i].queues)
 			json_object_object_add(d, "num_queues",
@@ -450,8 +134,10 @@ static void vm_info(struct api *api, struct api_response *r)
 		json_object_array_add(disks, d);
 	}
 	json_object_object_add(conf, "disks", disks);
-	json_object_object_add(conf, "serial", console_json(api, cfg->serial));
-	json_object_object_add(conf, "console", console_json(api, cfg->console));
+	json_object_object_add(conf, "serial",
+			       console_json(api, api->cfg.serial));
+	json_object_object_add(conf, "console",
+			       console_json(api, api->cfg.console));
 	json_object_object_add(o, "config", conf);
 	json_object_object_add(o, "state",
 			       json_object_new_string(api__state_name(api->state)));
@@ -542,8 +228,6 @@ void api__free(struct api *api)
 {
 	if (api->state == API_VM_RUNNING || api->state == API_VM_PAUSED)
 		api->ops->stop(api->opaque);
-	if (api->state != API_VM_NONE)
-		api__free_vm_config(&api->cfg);
 	api->state = API_VM_NONE;
 }
 
@@ -566,7 +250,7 @@ static void do_boot(struct api *api, struct api_response *r)
 
 	if (api->state != API_VM_CREATED && api->state != API_VM_SHUTDOWN)
 		return wrong_state(api, "vm.boot", r);
-	if (api->ops->boot(api->opaque, &api->cfg, err, sizeof(err)))
+	if (api->ops->boot(api->opaque, &api->cfg.vm, err, sizeof(err)))
 		return respond_error(r, 500, "vm.boot: %s", err);
 	api->state = API_VM_RUNNING;
 	respond_empty(r);
@@ -580,16 +264,16 @@ static bool running(const struct api *api)
 static void dispatch(struct api *api, enum endpoint ep, const char *body,
 		     size_t len, struct api_response *r)
 {
-	struct api_vm_config cfg;
 	char err[512];
 
 	switch (ep) {
 	case EP_VM_CREATE:
 		if (api->state != API_VM_NONE)
 			return wrong_state(api, "vm.create", r);
-		if (api__parse_vm_config(body, len, &cfg, err, sizeof(err)))
+		/* into api->cfg: it counts only from CREATED on */
+		if (api__parse_vm_config(body, len, &api->cfg, err,
+					 sizeof(err)))
 			return respond_error(r, 400, "vm.create: %s", err);
-		api->cfg = cfg;
 		api->state = API_VM_CREATED;
 		return respond_empty(r);
 	case EP_VM_BOOT:

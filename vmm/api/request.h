@@ -26,10 +26,10 @@
 #include <stdint.h>
 
 #include "counters.h"
+#include "vm_config.h"
 
 #define API_PREFIX		"/api/v1/"
 #define API_BODY_MAX		(64U << 10)
-#define API_DISKS_MAX		8
 /* The Cloud Hypervisor release whose API this subset follows. */
 #define API_CH_VERSION		"32.0.0"
 
@@ -47,28 +47,20 @@ enum api_console_mode {
 	API_CONSOLE_PTY,	/* "Pty": a new pseudo-terminal */
 };
 
-struct api_disk {
-	char *path;
-	bool readonly;
-	unsigned int queues;	/* 0: default */
-};
-
-/* A vm.create body. */
+/*
+ * A vm.create body: the VM it describes, and what vm.info says back that
+ * the VM's config does not keep.
+ */
 struct api_vm_config {
-	unsigned int vcpus;
-	uint64_t mem_size;
-	char *kernel;
-	char *cmdline;		/* NULL: none */
-	char *initramfs;	/* NULL: none */
-	struct api_disk disks[API_DISKS_MAX];
-	unsigned int ndisks;
+	struct vm_config vm;
 	enum api_console_mode serial;
 	enum api_console_mode console;
+	bool cmdline_given;	/* vm.info shows a command line only if so */
 };
 
 struct api_backend_ops {
 	/* Creates and starts the VM; 0, or -1 with a reason in @err. */
-	int (*boot)(void *opaque, const struct api_vm_config *cfg, char *err,
+	int (*boot)(void *opaque, const struct vm_config *cfg, char *err,
 		    size_t errlen);
 	/* Stops the running (or paused) VM and frees it. */
 	void (*stop)(void *opaque);
@@ -112,7 +104,6 @@ void api__guest_stopped(struct api *api);
  */
 int api__parse_vm_config(const char *body, size_t len,
 			 struct api_vm_config *cfg, char *err, size_t errlen);
-void api__free_vm_config(struct api_vm_config *cfg);
 
 const char *api__state_name(enum api_vm_state s);
 

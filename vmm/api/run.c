@@ -22,10 +22,10 @@
 #include "api/pty.h"
 #include "api/request.h"
 #include "api/server.h"
-#include "arch/x86/boot.h"
 #include "config.h"
+#include "config/host_defaults.h"
 #include "console.h"
-#include "util.h"
+#include "log.h"
 #include "vcpu.h"
 #include "vm.h"
 
@@ -47,6 +47,9 @@ struct vmm {
 	bool quit_requested;
 
 	struct api api;
+	const struct vm_options *opts;	/* the command line's test hooks */
+	const struct host_defaults *host;	/* /etc/gpin/vmm.conf */
+	struct vm_config cfg;		/* the VM being booted */
 	struct vm vm;
 	bool vm_live;
 	struct console con;
@@ -68,117 +71,37 @@ void api__print_version(FILE *out, const char *argv0)
 
 /* ---- the backend: the real VM ---- */
 
-static int fail(char *err, size_t errlen, const char *what, const char *path,
-		int e)
-{
-	snprintf(err, errlen, "%s '%s': %s", what, path, strerror(e));
-	return -1;
-}
-
-static int open_console(struct vmm *v, const struct api_vm_config *cfg)
-{
-	int ret;
-
-	if (cfg->serial == API_CONSOLE_PTY || cfg->console == API_CONSOLE_PTY) {
-		/* One PTY for the VMM's life: its path survives vm.reboot. */
-		if (v->pty.master < 0) {
-			ret = pty__open(&v->pty);
-			if (ret)
-				return ret;
-		}
-		console__init(&v->con, v->pty.master, v->pty.master);
-	} else if (cfg->serial == API_CONSOLE_TTY ||
-		   cfg->console == API_CONSOLE_TTY) {
-		console__init(&v->con, -1, STDOUT_FILENO);
-	} else {
-		console__init(&v->con, -1, -1);	/* output dropped */
-	}
-	return 0;
-}
-
-static int backend_boot(void *opaque, const struct api_vm_config *cfg,
-			char *err, size_t errlen)
+static int backend_boot(void *opaque, const struct vm_config *cfg, char *err,
+			size_t errlen)
 {
 	struct vmm *v = opaque;
-	struct vm_options o = {
-		.kernel = cfg->kernel,
-		.initrd = cfg->initramfs,
-		.cmdline = cfg->cmdline ? cfg->cmdline : DEFAULT_CMDLINE,
-		.ncpus = cfg->vcpus,
-		.mem_size = cfg->mem_size,
-		.api_fd = -1,
-	};
 	struct serial_backend uart = { .tx = console__tx, .tx_opaque = &v->con };
-	struct boot_files files = { .cmdline = o.cmdline };
-	struct mapped_file kernel = { 0 }, initrd = { 0 };
-	unsigned int i;
-	int ret = -1, e;
+	int ret;
 
-	for (i = 0; i < cfg->ndisks; i++) {
-		char spec[PATH_MAX + 32], why[256];
-
-		snprintf(spec, sizeof(spec), "%s%s", cfg->disks[i].path,
-			 cfg->disks[i].readonly ? ",ro" : "");
-		if (cfg->disks[i].queues)
-			snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec),
-				 ",queues=%u", cfg->disks[i].queues);
-		if (strchr(cfg->disks[i].path, ',') ||
-		    options__parse_disk(spec, &o.disks[i], why, sizeof(why))) {
-			snprintf(err, errlen, "disk '%s': %s", cfg->disks[i].path,
-				 strchr(cfg->disks[i].path, ',') ?
-				 "a comma in the path" : why);
-			return -1;
-		}
-		o.ndisks++;
-	}
-	e = -map_file(o.kernel, &kernel);
-	if (e)
-		return fail(err, errlen, "kernel", o.kernel, e);
-	files.kernel = kernel.data;
-	files.kernel_size = kernel.size;
-	if (boot__check_bzimage(kernel.data, kernel.size, err, errlen))
-		goto out;
-	if (o.initrd) {
-		e = -map_file(o.initrd, &initrd);
-		if (e) {
-			fail(err, errlen, "initramfs", o.initrd, e);
-			goto out;
-		}
-		files.initrd = initrd.data;
-		files.initrd_size = initrd.size;
-	}
-	e = -open_console(v, cfg);
-	if (e) {
-		snprintf(err, errlen, "console PTY: %s", strerror(e));
-		goto out;
-	}
-	e = -console__start(&v->con);
-	if (e) {
-		snprintf(err, errlen, "console output thread: %s", strerror(e));
-		goto out;
-	}
-	if (vm__create(&v->vm, &o, &uart)) {
-		snprintf(err, errlen, "cannot create the VM (see the VMM's log)");
-		goto out;
-	}
-	e = vm__load(&v->vm, &o, &files, err, errlen);
-	/* in guest RAM now: the VMM keeps no copy */
-	unmap_file(&kernel);
-	unmap_file(&initrd);
-	if (e || vm__start(&v->vm)) {
-		vm__request_stop(&v->vm, VM_STOP_ERROR, 0);
-		vm__join(&v->vm);
-		vm__destroy(&v->vm);
-		goto out;
+	/*
+	 * vm.create's VM, with what the command line adds to every VM
+	 * (--test-exit-port, --churn) and the host's defaults for what
+	 * vm.create has no word for: every disk's pin, service and transport.
+	 */
+	v->cfg = *cfg;
+	v->cfg.test_exit_port = v->opts->test_exit_port;
+	v->cfg.churn_kib = v->opts->churn_kib;
+	v->cfg.churn_hz = v->opts->churn_hz;
+	host_defaults__apply(v->host, &v->cfg);
+	/* One PTY for the VMM's life: its path survives vm.reboot. */
+	ret = console__open(&v->con, v->cfg.console, &v->pty);
+	if (ret)
+		return err__set(err, errlen, "console PTY: %s", strerror(-ret));
+	ret = console__start(&v->con);
+	if (ret)
+		return err__set(err, errlen, "console output thread: %s",
+				strerror(-ret));
+	if (vm__boot(&v->vm, &v->cfg, &uart, err, errlen)) {
+		console__stop(&v->con);
+		return -1;
 	}
 	v->vm_live = true;
-	ret = 0;
-out:
-	if (ret)
-		console__stop(&v->con);
-	unmap_file(&kernel);
-	unmap_file(&initrd);
-	return ret;
+	return 0;
 }
 
 static void vm_end(struct vmm *v)
@@ -270,7 +193,7 @@ static void server_handle(void *opaque, const char *method, const char *path,
 	v->pending = &c;
 	pthread_mutex_unlock(&v->lock);
 	if (eventfd_write(v->call_efd, 1))
-		perror("gpin-vmm: api: eventfd_write");
+		pr_err("api: eventfd_write: %s", strerror(errno));
 	pthread_mutex_lock(&v->lock);
 	while (!c.done)
 		pthread_cond_wait(&v->cond, &v->lock);
@@ -287,7 +210,7 @@ static void server_completed(void *opaque)
 	quit = v->quit_requested;
 	pthread_mutex_unlock(&v->lock);
 	if (quit && eventfd_write(v->quit_efd, 1))
-		perror("gpin-vmm: api: eventfd_write");
+		pr_err("api: eventfd_write: %s", strerror(errno));
 }
 
 static const struct api_server_ops server_ops = {
@@ -321,13 +244,13 @@ static void guest_stopped(struct vmm *v)
 {
 	switch (v->vm.stop_reason) {
 	case VM_STOP_PANIC:
-		fprintf(stderr, "gpin-vmm: guest kernel panicked\n");
+		pr_info("guest kernel panicked");
 		break;
 	case VM_STOP_ERROR:
-		fprintf(stderr, "gpin-vmm: the VM stopped on an error\n");
+		pr_err("the VM stopped on an error");
 		break;
 	default:
-		fprintf(stderr, "gpin-vmm: the guest stopped (status %d)\n",
+		pr_info("the guest stopped (status %d)",
 			vm__exit_status(&v->vm));
 		break;
 	}
@@ -369,7 +292,7 @@ static void serve(struct vmm *v)
 		if (poll(fds, 5, input && !want ? 20 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			perror("gpin-vmm: poll");
+			pr_err("poll: %s", strerror(errno));
 			v->status = 1;
 			return;
 		}
@@ -381,8 +304,7 @@ static void serve(struct vmm *v)
 					vm__print_state(&v->vm);
 				continue;
 			}
-			fprintf(stderr, "gpin-vmm: stopped by %s\n",
-				strsignal(si.ssi_signo));
+			pr_info("stopped by %s", strsignal(si.ssi_signo));
 			v->status = 128 + si.ssi_signo;
 			return;
 		}
@@ -397,10 +319,13 @@ static void serve(struct vmm *v)
 	}
 }
 
-int api__serve(const struct vm_options *opts, int sfd)
+int api__serve(const struct vm_options *opts,
+	       const struct host_defaults *host, int sfd)
 {
 	struct vmm v = {
 		.sfd = sfd,
+		.opts = opts,
+		.host = host,
 		.pty = { .master = -1, .slave = -1 },
 	};
 	struct api_server *srv;
@@ -413,18 +338,18 @@ int api__serve(const struct vm_options *opts, int sfd)
 	v.call_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	v.quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (v.call_efd < 0 || v.quit_efd < 0) {
-		perror("gpin-vmm: eventfd");
+		pr_err("eventfd: %s", strerror(errno));
 		return 1;
 	}
 	fd = opts->api_path ? api_server__listen_path(opts->api_path, err,
 						      sizeof(err)) : opts->api_fd;
 	if (fd < 0) {
-		fprintf(stderr, "gpin-vmm: --api-socket: %s\n", err);
+		pr_err("--api-socket: %s", err);
 		return 2;
 	}
 	srv = api_server__start(fd, &server_ops, &v, err, sizeof(err));
 	if (!srv) {
-		fprintf(stderr, "gpin-vmm: --api-socket: %s\n", err);
+		pr_err("--api-socket: %s", err);
 		return 1;
 	}
 	serve(&v);

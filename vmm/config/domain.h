@@ -14,9 +14,12 @@
  *   <metadata>
  *     <gpin:vmm xmlns:gpin="https://gpin.example/xmlns/domain/1">
  *       <gpin:disk target="vda" pin="fast" service="iothread"/>
+ *       <gpin:test-exit-port/>
  *     </gpin:vmm>
  *   </metadata>
  *
+ * (<gpin:test-exit-port/>: --test-exit-port, for tests that boot a
+ * domain.) *
  * Elements of other namespaces in <metadata> belong to other programs and
  * are left alone.  domain__check_host() is the part that looks at the
  * host: disk paths exist and are of the declared type.
@@ -28,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "vm_config.h"
 
 #define DOMAIN_GPIN_NS		"https://gpin.example/xmlns/domain/1"
 /* libvirt's schema as Debian installs it (package libvirt0). */
@@ -51,19 +56,6 @@ enum domain_disk_aio {
 	DOMAIN_AIO_THREADS,	/* served by per-queue I/O threads */
 };
 
-/* gpin:disk pin=…: who pins the guest's buffers. */
-enum domain_disk_pin {
-	DOMAIN_PIN_KERNEL,	/* the host kernel's own GUP (io_uring) */
-	DOMAIN_PIN_FAST,	/* gpin.ko, lockless walk */
-	DOMAIN_PIN_LOCKED,	/* gpin.ko, mmap-lock path */
-};
-
-/* gpin:disk service=…: which thread takes a queue's requests. */
-enum domain_disk_service {
-	DOMAIN_SERVICE_VCPU,	 /* the notifying vCPU thread */
-	DOMAIN_SERVICE_IOTHREAD, /* the queue's own thread (ioeventfd) */
-};
-
 /* <disk><address type=…>: the disk's virtio transport. */
 enum domain_disk_bus {
 	DOMAIN_BUS_DEFAULT,	/* no <address>: the VMM's default */
@@ -80,8 +72,13 @@ struct domain_disk {
 	unsigned int queues;	/* 0: the VMM's default (one per vCPU) */
 	bool no_event_idx;	/* <driver event_idx='off'> */
 	enum domain_disk_bus bus;	/* <address type=…> */
-	enum domain_disk_pin pin;
-	enum domain_disk_service service;
+	/*
+	 * gpin:disk pin=… (or io='io_uring': kernel); DISK_PIN_DEFAULT when
+	 * neither says, which the host defaults or kernel fill.
+	 */
+	enum disk_pin pin;
+	enum disk_io service;	/* gpin:disk service=…, io='threads' */
+	bool service_set;	/* ... when one of them says */
 };
 
 /* Where the guest's UART goes. */
@@ -108,6 +105,7 @@ struct domain {
 	enum domain_action on_poweroff, on_reboot, on_crash;
 	struct domain_disk disks[DOMAIN_DISKS_MAX];
 	unsigned int ndisks;
+	bool test_exit_port;	/* <gpin:test-exit-port/> */
 };
 
 /*
@@ -137,7 +135,5 @@ int domain__check_host(const struct domain *d, char *err, size_t errlen);
 void domain__free(struct domain *d);
 
 const char *domain__aio_name(enum domain_disk_aio aio);
-const char *domain__pin_name(enum domain_disk_pin pin);
-const char *domain__service_name(enum domain_disk_service s);
 
 #endif /* GPIN_CONFIG_DOMAIN_H */

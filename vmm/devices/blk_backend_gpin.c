@@ -43,7 +43,7 @@ struct gpin_pending {
 
 struct gpin_queue {
 	struct blk_uring u;		/* what the module does not take */
-	struct gpin *g;
+	struct libgpin *g;
 	int efd;			/* completions of both */
 	/* Prepared: [sent, npending) still to go to the module. */
 	unsigned int npending, sent;
@@ -94,7 +94,7 @@ static int gpin_prep(struct blk_backend *be, unsigned int q,
 	if (ret)
 		return ret;
 	pd = &gq->pending[gq->npending++];
-	gpin_dio_prep(&pd->d, be->fd,
+	libgpin_dio_prep(&pd->d, be->fd,
 		      io->op == BLK_IO_WRITE ? GPIN_DIO_WRITE : GPIN_DIO_READ,
 		      io->offset, io->iov, io->niov, gb->mode, (uintptr_t)io);
 	pd->bounced = io->bounce;
@@ -135,7 +135,7 @@ static int submit_to_module(struct blk_backend *be, unsigned int q,
 
 		if (nr > GPIN_DIO_MAX_BATCH)
 			nr = GPIN_DIO_MAX_BATCH;
-		n = gpin_dio_submit(gq->g, &gq->pending[gq->sent].d, nr);
+		n = libgpin_dio_submit(gq->g, &gq->pending[gq->sent].d, nr);
 		if (n > 0) {
 			gq->sent += n;
 			gq->module_inflight += n;
@@ -179,7 +179,7 @@ static unsigned int reap_module(struct blk_backend *be, unsigned int q,
 	 * again, so the next pass looks then.
 	 */
 	do {
-		ret = gpin_dio_reap(gq->g, gq->events, GPIN_DIO_MAX_BATCH, NULL);
+		ret = libgpin_dio_reap(gq->g, gq->events, GPIN_DIO_MAX_BATCH, NULL);
 		for (i = 0; i < ret; i++)
 			be->p.complete(be->p.opaque, q,
 				       (struct blk_io *)(uintptr_t)
@@ -194,7 +194,7 @@ static unsigned int reap_module(struct blk_backend *be, unsigned int q,
 		gq->reap_reported = true;
 		fprintf(stderr, "gpin-vmm: blk%u-q%u: GPIN_IOC_DIO_REAP: %s "
 			"(reported once)\n", be->p.disk_index, q,
-			gpin_strerror(errno));
+			libgpin_strerror(errno));
 	}
 	return n;
 }
@@ -227,7 +227,7 @@ static void gpin_counters(struct blk_backend *be, counter_fn fn, void *opaque)
 	struct gpin_stats st = { 0 };
 	char dev[32];
 
-	if (!gb || !gb->st0_ok || !gb->nq || gpin_stats(gb->q[0].g, &st))
+	if (!gb || !gb->st0_ok || !gb->nq || libgpin_stats(gb->q[0].g, &st))
 		return;
 	a = &gb->st0.mode[gb->mode];
 	b = &st.mode[gb->mode];
@@ -246,12 +246,12 @@ static void print_module_stats(struct blk_backend *be)
 	const struct gpin_mode_stats *a = &gb->st0.mode[gb->mode], *b;
 	struct gpin_stats st = { 0 };
 
-	if (!gb->st0_ok || !gb->nq || gpin_stats(gb->q[0].g, &st))
+	if (!gb->st0_ok || !gb->nq || libgpin_stats(gb->q[0].g, &st))
 		return;
 	b = &st.mode[gb->mode];
 	fprintf(stderr, "gpin-vmm: blk%u: gpin.ko pin=%s: %llu DIO requests, "
 		"%llu pin calls, %llu fallbacks, %llu us mmap_lock wait\n",
-		be->p.disk_index, gpin_mode_name(gb->mode),
+		be->p.disk_index, libgpin_mode_name(gb->mode),
 		(unsigned long long)(b->dio_requests - a->dio_requests),
 		(unsigned long long)(b->calls - a->calls),
 		(unsigned long long)(b->fallbacks - a->fallbacks),
@@ -271,7 +271,7 @@ static void gpin_stop(struct blk_backend *be)
 
 		blk_uring__exit(&gq->u);
 		if (gq->g)
-			gpin_close(gq->g);
+			libgpin_close(gq->g);
 		if (gq->efd >= 0)
 			close(gq->efd);
 		free(gq->pending);
@@ -286,13 +286,13 @@ static int queue_init(struct blk_backend *be, struct gpin_queue *gq)
 	unsigned int depth = be->p.queue_depth;
 	int ret;
 
-	gq->g = gpin_open();
+	gq->g = libgpin_open();
 	if (!gq->g)
 		return -errno;
 	gq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (gq->efd < 0)
 		return -errno;
-	if (gpin_set_eventfd(gq->g, gq->efd))
+	if (libgpin_set_eventfd(gq->g, gq->efd))
 		return -errno;
 	ret = blk_uring__init(&gq->u, depth, gq->efd);
 	if (ret)
@@ -313,7 +313,7 @@ static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
 	/* The module always does IOCB_DIRECT: a buffered fallback won't do. */
 	if (!be->direct) {
 		fprintf(stderr, "gpin-vmm: %s: pin=%s needs a backing that "
-			"takes O_DIRECT\n", be->p.path, gpin_mode_name(mode));
+			"takes O_DIRECT\n", be->p.path, libgpin_mode_name(mode));
 		return -EOPNOTSUPP;
 	}
 	gb = calloc(1, sizeof(*gb) + nq * sizeof(gb->q[0]));
@@ -327,12 +327,12 @@ static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
 	for (i = 0; i < nq && !ret; i++)
 		ret = queue_init(be, &gb->q[i]);
 	if (!ret)
-		gb->st0_ok = !gpin_stats(gb->q[0].g, &gb->st0);
+		gb->st0_ok = !libgpin_stats(gb->q[0].g, &gb->st0);
 	if (ret) {
 		if (ret == -ENOENT)
 			fprintf(stderr, "gpin-vmm: %s: pin=%s: no %s (gpin.ko "
 				"not loaded); pin=kernel works without it\n",
-				be->p.path, gpin_mode_name(mode),
+				be->p.path, libgpin_mode_name(mode),
 				GPIN_DEVICE_PATH);
 		gpin_stop(be);
 	}

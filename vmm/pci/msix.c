@@ -3,14 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/x86/layout.h"
 #include "pci/msix.h"
 
 /* Offsets in the capability: message control, table, PBA. */
 #define MSIX_CTRL_OFF		2
 #define MSIX_TABLE_OFF		4
 #define MSIX_PBA_OFF		8
-#define MSI_ADDR_WINDOW_MASK	0xfff00000u
-#define MSI_ADDR_WINDOW		0xfee00000u
 
 uint32_t msix__table_bytes(unsigned int nvec)
 {

@@ -38,8 +38,9 @@ def cmdline_with_script(script):
 
 def gpin_vmm(vmm, vmlinuz, initrd, cpus, mem, cmdline, disk=None,
              churn=False):
-    cmd = [vmm, "--kernel", vmlinuz, "--initrd", initrd, "--cpus", str(cpus),
-           "--mem", mem, "--cmdline", cmdline]
+    # --test-exit-port: the guest's script ends the VM with its status
+    cmd = [vmm, "--test-exit-port", "--kernel", vmlinuz, "--initrd", initrd,
+           "--cpus", str(cpus), "--mem", mem, "--cmdline", cmdline]
     if churn:
         cmd.append("--churn")
     if disk:

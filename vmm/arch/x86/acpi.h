@@ -15,8 +15,6 @@
 #define ACPI_MAX_CPUS		64
 /* virtio-mmio devices the DSDT can list (VIRTIO_MMIO_MAX windows). */
 #define ACPI_MAX_VIRTIO		32
-/* IOAPIC pins, so the GSIs an Interrupt() descriptor may name. */
-#define ACPI_IOAPIC_PINS	24
 
 /*
  * A virtio-mmio device for the DSDT: Device (VRnn) with _HID "LNRO0005"

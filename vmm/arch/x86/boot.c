@@ -8,6 +8,7 @@
 
 #include "boot.h"
 #include "layout.h"
+#include "log.h"
 
 #define SETUP_HEADER_OFFSET	0x1f1
 #define BOOT_FLAG_MAGIC		0xaa55
@@ -21,16 +22,6 @@
 #define PTE_PRESENT		(1ULL << 0)
 #define PTE_RW			(1ULL << 1)
 #define PTE_PS			(1ULL << 7)
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -60,23 +51,23 @@ int boot__check_bzimage(const uint8_t *img, size_t size, char *err,
 	size_t pm_offset;
 
 	if (size < sizeof(struct boot_params))
-		return fail(err, errlen, "too small to be a bzImage (%zu bytes)",
-			    size);
+		return err__set(err, errlen, "too small to be a bzImage (%zu bytes)",
+				size);
 	hdr = image_header(img);
 	if (hdr->boot_flag != BOOT_FLAG_MAGIC || hdr->header != HDRS_MAGIC)
-		return fail(err, errlen, "not a bzImage (no boot signature)");
+		return err__set(err, errlen, "not a bzImage (no boot signature)");
 	if (hdr->version < BOOT_PROTOCOL_MIN)
-		return fail(err, errlen,
-			    "boot protocol %u.%02u is too old (need %u.%02u)",
-			    hdr->version >> 8, hdr->version & 0xff,
-			    BOOT_PROTOCOL_MIN >> 8, BOOT_PROTOCOL_MIN & 0xff);
+		return err__set(err, errlen,
+				"boot protocol %u.%02u is too old (need %u.%02u)",
+				hdr->version >> 8, hdr->version & 0xff,
+				BOOT_PROTOCOL_MIN >> 8, BOOT_PROTOCOL_MIN & 0xff);
 	if (!(hdr->loadflags & LOADED_HIGH))
-		return fail(err, errlen, "not a bzImage (zImage loads low)");
+		return err__set(err, errlen, "not a bzImage (zImage loads low)");
 	if (!(hdr->xloadflags & XLF_KERNEL_64))
-		return fail(err, errlen, "kernel has no 64-bit entry point");
+		return err__set(err, errlen, "kernel has no 64-bit entry point");
 	pm_offset = (size_t)(setup_sects(hdr) + 1) * SECTOR_SIZE;
 	if (pm_offset >= size)
-		return fail(err, errlen, "truncated bzImage (setup only)");
+		return err__set(err, errlen, "truncated bzImage (setup only)");
 	return 0;
 }
 
@@ -176,26 +167,26 @@ int boot__load(const struct boot_ram *ram, const struct boot_files *files,
 	info->kernel_addr = choose_kernel_addr(hdr, ram->lowmem_size, need);
 	kernel_end = align_up(info->kernel_addr + need, SZ_4K);
 	if (kernel_end > ram->lowmem_size)
-		return fail(err, errlen,
-			    "kernel needs %llu MiB of RAM above 1 MiB; --mem is too small",
-			    (unsigned long long)(need >> 20) + 1);
+		return err__set(err, errlen,
+				"kernel needs %llu MiB of RAM above 1 MiB; --mem is too small",
+				(unsigned long long)(need >> 20) + 1);
 	memcpy(ram->base + info->kernel_addr, files->kernel + pm_offset,
 	       pm_size);
 	info->entry = info->kernel_addr + ENTRY64_OFFSET;
 
 	cmdlen = strlen(files->cmdline);
 	if (cmdlen + 1 > CMDLINE_MAX || cmdlen > hdr->cmdline_size)
-		return fail(err, errlen,
-			    "command line is %zu bytes; the kernel takes at most %u",
-			    cmdlen, hdr->cmdline_size);
+		return err__set(err, errlen,
+				"command line is %zu bytes; the kernel takes at most %u",
+				cmdlen, hdr->cmdline_size);
 	memcpy(ram->base + CMDLINE_START, files->cmdline, cmdlen + 1);
 
 	if (files->initrd && files->initrd_size) {
 		if (place_initrd(ram, hdr, kernel_end, files->initrd_size,
 				 &info->initrd_addr))
-			return fail(err, errlen,
-				    "initrd (%zu bytes) does not fit in guest RAM beside the kernel",
-				    files->initrd_size);
+			return err__set(err, errlen,
+					"initrd (%zu bytes) does not fit in guest RAM beside the kernel",
+					files->initrd_size);
 		memcpy(ram->base + info->initrd_addr, files->initrd,
 		       files->initrd_size);
 		info->initrd_size = files->initrd_size;

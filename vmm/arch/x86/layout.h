@@ -58,8 +58,29 @@
 #define PCI_MMIO_START		0xe0000000ULL
 #define PCI_MMIO_SIZE		0x10000000ULL
 #define PCI_MMIO_SLOT_SIZE	0x100000ULL
+/*
+ * KVM's real-mode helpers on Intel: a three-page TSS and the identity-map
+ * page, both in the hole where no device is.
+ */
+#define KVM_IDENTITY_MAP_ADDR	0xfffbc000ULL
+#define KVM_TSS_ADDR		0xfffbd000ULL
 #define IOAPIC_START		0xfec00000ULL
 #define LAPIC_START		0xfee00000ULL
+/* MSI messages are writes into the 1 MiB window at the local APICs. */
+#define MSI_ADDR_WINDOW		0xfee00000u
+#define MSI_ADDR_WINDOW_MASK	0xfff00000u
+
+/*
+ * Interrupt lines (GSIs): the PC's ISA IRQs 0..15 on both 8259 PICs and
+ * the IOAPIC, except that the PIT's IRQ 0 reaches IOAPIC pin 2 (the MADT's
+ * override); the IOAPIC pins above them are the virtio-mmio disks',
+ * level-triggered: disk i on VIRTIO_GSI_BASE + i.
+ */
+#define PIC_PINS		8
+#define ISA_IRQS		16
+#define IOAPIC_PINS		24
+#define PIT_IOAPIC_PIN		2
+#define VIRTIO_GSI_BASE		ISA_IRQS
 
 /* Legacy I/O ports. */
 #define PORT_I8042_DATA		0x60

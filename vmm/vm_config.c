@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <string.h>
+
+#include "log.h"
+#include "vm_config.h"
+
+void vm_config__init(struct vm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	strcpy(cfg->cmdline, DEFAULT_CMDLINE);
+	cfg->ncpus = 1;
+	cfg->mem_size = DEFAULT_MEM;
+	cfg->console = VM_CONSOLE_STDIO;
+}
+
+void disk_config__init(struct disk_config *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->pin = DISK_PIN_DEFAULT;
+	d->io = DISK_IO_VCPU;
+	d->transport = DISK_TRANSPORT_MMIO;
+}
+
+int vm_config__set_string(char *field, size_t size, const char *src,
+			  const char *what, char *err, size_t errlen)
+{
+	size_t len = strlen(src);
+
+	if (len >= size)
+		return err__set(err, errlen, "%s: longer than %zu bytes", what,
+				size - 1);
+	memcpy(field, src, len + 1);
+	return 0;
+}
+
+const char *disk_pin__name(enum disk_pin pin)
+{
+	switch (pin) {
+	case DISK_PIN_KERNEL:
+		return "kernel";
+	case DISK_PIN_FAST:
+		return "fast";
+	case DISK_PIN_LOCKED:
+		return "locked";
+	case DISK_PIN_DEFAULT:
+		break;
+	}
+	return "default";
+}
+
+const char *disk_io__name(enum disk_io io)
+{
+	return io == DISK_IO_IOTHREAD ? "iothread" : "vcpu";
+}
+
+const char *disk_transport__name(enum disk_transport t)
+{
+	return t == DISK_TRANSPORT_PCI ? "pci" : "mmio";
+}
+
+const char *config_from__name(enum config_from from)
+{
+	switch (from) {
+	case CONFIG_FROM_HOST:
+		return "host defaults";
+	case CONFIG_FROM_ROUTE:
+		return "given";
+	case CONFIG_FROM_DEFAULT:
+		break;
+	}
+	return "default";
+}
