@@ -191,7 +191,7 @@ static char *next_word(char **s)
 	return w;
 }
 
-static int parse_disk_word(char *w, struct disk_options *d, char *err,
+static int parse_disk_word(char *w, struct disk_config *d, char *err,
 			   size_t errlen)
 {
 	char *val = strchr(w, '=');
@@ -268,12 +268,12 @@ static int parse_disk_word(char *w, struct disk_options *d, char *err,
 	return err__set(err, errlen, "--disk: unknown option '%s='", w);
 }
 
-int options__parse_disk(const char *s, struct disk_options *d, char *err,
+int options__parse_disk(const char *s, struct disk_config *d, char *err,
 			size_t errlen)
 {
 	char buf[PATH_MAX + 64], *rest = buf, *w;
 
-	disk_config__init(&d->cfg);
+	disk_config__init(d);
 	if (strlen(s) >= sizeof(buf))
 		return err__set(err, errlen, "--disk: value too long");
 	strcpy(buf, s);
@@ -365,7 +365,7 @@ static int options__check(const struct vm_options *opts, bool vm_given,
 				"each other");
 	if (opts->domain || opts->api_fd >= 0 || opts->api_path)
 		return 0;
-	if (!opts->kernel[0])
+	if (!opts->vm.kernel[0])
 		return err__set(err, errlen, "--kernel is required (see --help)");
 	return 0;
 }
@@ -390,53 +390,52 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 			vm_given = true;
 		switch (c) {
 		case OPT_KERNEL:
-			if (vm_config__set_string(opts->kernel,
-						  sizeof(opts->kernel), optarg,
+			if (vm_config__set_string(opts->vm.kernel,
+						  sizeof(opts->vm.kernel), optarg,
 						  "--kernel", err, errlen))
 				return -1;
 			break;
 		case OPT_INITRD:
-			if (vm_config__set_string(opts->initrd,
-						  sizeof(opts->initrd), optarg,
+			if (vm_config__set_string(opts->vm.initrd,
+						  sizeof(opts->vm.initrd), optarg,
 						  "--initrd", err, errlen))
 				return -1;
 			break;
 		case OPT_CMDLINE:
-			if (vm_config__set_string(opts->cmdline,
-						  sizeof(opts->cmdline), optarg,
+			if (vm_config__set_string(opts->vm.cmdline,
+						  sizeof(opts->vm.cmdline), optarg,
 						  "--cmdline", err, errlen))
 				return -1;
 			break;
 		case OPT_CPUS:
-			if (parse_cpus(optarg, &opts->ncpus))
+			if (parse_cpus(optarg, &opts->vm.ncpus))
 				return err__set(err, errlen,
 						"--cpus '%s': expected a number from 1 to %d",
 						optarg, VM_CPUS_MAX);
 			break;
 		case OPT_MEM:
-			if (options__parse_size(optarg, &opts->mem_size))
+			if (options__parse_size(optarg, &opts->vm.mem_size))
 				return err__set(err, errlen,
 						"--mem '%s': expected a size such as 512M or 2G",
 						optarg);
-			if (opts->mem_size < GUEST_MEM_MIN ||
-			    opts->mem_size > GUEST_MEM_MAX)
+			if (opts->vm.mem_size < GUEST_MEM_MIN ||
+			    opts->vm.mem_size > GUEST_MEM_MAX)
 				return err__set(err, errlen,
 						"--mem '%s': must be between %llu MiB and %llu GiB",
 						optarg,
 						(unsigned long long)(GUEST_MEM_MIN >> 20),
 						(unsigned long long)(GUEST_MEM_MAX >> 30));
 			break;
-		case OPT_DISK: {
-			struct disk_options d;
-
-			if (opts->ndisks == VM_DISKS_MAX)
+		case OPT_DISK:
+			if (opts->vm.ndisks == VM_DISKS_MAX)
 				return err__set(err, errlen, "at most %d --disk options",
 						VM_DISKS_MAX);
-			if (options__parse_disk(optarg, &d, err, errlen))
+			if (options__parse_disk(optarg,
+						&opts->vm.disks[opts->vm.ndisks],
+						err, errlen))
 				return -1;
-			opts->disks[opts->ndisks++] = d.cfg;
+			opts->vm.ndisks++;
 			break;
-		}
 		case OPT_DOMAIN:
 			opts->domain = optarg;
 			break;
@@ -450,14 +449,14 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 						optarg);
 			break;
 		case OPT_CHURN:
-			if (parse_churn(optarg, &opts->churn_kib,
-					&opts->churn_hz))
+			if (parse_churn(optarg, &opts->vm.churn_kib,
+					&opts->vm.churn_hz))
 				return err__set(err, errlen,
 						"--churn=%s: expected KIB[,HZ], KiB 4 to 1048576, HZ 0 to 1000000",
 						optarg);
 			break;
 		case OPT_TEST_EXIT_PORT:
-			opts->test_exit_port = true;
+			opts->vm.test_exit_port = true;
 			break;
 		case OPT_QUIET:
 			opts->log_level = LOG_LEVEL_WARN;

@@ -12,28 +12,9 @@
 #include "log.h"
 #include "vm_config.h"
 
-/*
- * One --disk value as options__parse_disk() returns it: a struct
- * disk_config, whose fields read directly too (d.path as d.cfg.path;
- * -fms-extensions, as the kernel builds with, for this embedding).
- */
-struct disk_options {
-	union {
-		struct disk_config cfg;
-		struct disk_config;
-	};
-};
-
-/*
- * The command line: the VM it describes (struct vm_config, reached as
- * opts.vm or field by field, as disk_options) and what the VMM does with
- * it.
- */
+/* The command line: the VM it describes, and what the VMM does with it. */
 struct vm_options {
-	union {
-		struct vm_config vm;
-		struct vm_config;
-	};
+	struct vm_config vm;
 	const char *domain;	/* --domain: the VM is a libvirt domain XML */
 	bool print_config;	/* --print-config: print the settings, exit */
 	int api_fd;		/* --api-socket fd=N (listening), or -1 */
@@ -57,7 +38,7 @@ int options__parse_size(const char *s, uint64_t *bytes);
  * One --disk value, "path[,ro][,pin=fast|locked|kernel][,queues=N]
  * [,io=vcpu|iothread][,event_idx=on|off][,transport=mmio|pci]"; 0, or -1 with a reason in @err.
  */
-int options__parse_disk(const char *s, struct disk_options *d, char *err,
+int options__parse_disk(const char *s, struct disk_config *d, char *err,
 			size_t errlen);
 
 void options__usage(FILE *out, const char *prog);

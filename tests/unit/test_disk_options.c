@@ -13,7 +13,7 @@
 
 START_TEST(test_disk_option)
 {
-	struct disk_options d;
+	struct disk_config d;
 	char err[256];
 
 	ck_assert_int_eq(options__parse_disk("/dev/vdb", &d, err, sizeof(err)), 0);
@@ -61,7 +61,7 @@ static const char *const bad_disk[] = {
 
 START_TEST(test_disk_option_rejects)
 {
-	struct disk_options d;
+	struct disk_config d;
 	char err[256] = "";
 
 	ck_assert_msg(options__parse_disk(bad_disk[_i], &d, err, sizeof(err)) == -1,
@@ -105,7 +105,7 @@ START_TEST(test_disk_option_count)
 		argv[argc++] = "img";
 	}
 	ck_assert_int_eq(options__parse(&o, argc, argv, err, sizeof(err)), 0);
-	ck_assert_uint_eq(o.ndisks, VM_DISKS_MAX);
+	ck_assert_uint_eq(o.vm.ndisks, VM_DISKS_MAX);
 	argv[argc++] = "-d";
 	ck_assert_int_eq(options__parse(&o, argc, argv, err, sizeof(err)), -1);
 }
@@ -119,13 +119,13 @@ START_TEST(test_churn_option)
 	char err[256];
 
 	ck_assert_int_eq(options__parse(&o, 3, argv, err, sizeof(err)), 0);
-	ck_assert_uint_eq(o.churn_kib, 0);
+	ck_assert_uint_eq(o.vm.churn_kib, 0);
 	argv[3] = "--churn";
 	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), 0);
-	ck_assert_uint_eq(o.churn_kib, 64);
+	ck_assert_uint_eq(o.vm.churn_kib, 64);
 	argv[3] = "--churn=256";
 	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), 0);
-	ck_assert_uint_eq(o.churn_kib, 256);
+	ck_assert_uint_eq(o.vm.churn_kib, 256);
 	argv[3] = "--churn=2";
 	ck_assert_int_eq(options__parse(&o, 4, argv, err, sizeof(err)), -1);
 	argv[3] = "--churn=x";

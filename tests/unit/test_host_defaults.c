@@ -132,25 +132,25 @@ START_TEST(test_apply_command_line)
 	char err[256];
 
 	ck_assert_int_eq(options__parse(&o, 7, argv, err, sizeof(err)), 0);
-	ck_assert_int_eq(o.disks[0].pin, DISK_PIN_DEFAULT);
-	ck_assert_int_eq(o.disks[0].pin_from, CONFIG_FROM_DEFAULT);
+	ck_assert_int_eq(o.vm.disks[0].pin, DISK_PIN_DEFAULT);
+	ck_assert_int_eq(o.vm.disks[0].pin_from, CONFIG_FROM_DEFAULT);
 	ck_assert_int_eq(parse(&h, "pin = fast\nservice = iothread\n"
 			       "transport = pci\n", err), 0);
 	host_defaults__apply(&h, &o.vm);
-	ck_assert_int_eq(o.disks[0].pin, DISK_PIN_FAST);
-	ck_assert_int_eq(o.disks[0].pin_from, CONFIG_FROM_HOST);
-	ck_assert_int_eq(o.disks[0].io, DISK_IO_IOTHREAD);
-	ck_assert_int_eq(o.disks[0].transport, DISK_TRANSPORT_PCI);
-	ck_assert_int_eq(o.disks[1].pin, DISK_PIN_KERNEL);
-	ck_assert_int_eq(o.disks[1].pin_from, CONFIG_FROM_ROUTE);
-	ck_assert_int_eq(o.disks[1].io, DISK_IO_VCPU);
-	ck_assert_int_eq(o.disks[1].transport, DISK_TRANSPORT_MMIO);
+	ck_assert_int_eq(o.vm.disks[0].pin, DISK_PIN_FAST);
+	ck_assert_int_eq(o.vm.disks[0].pin_from, CONFIG_FROM_HOST);
+	ck_assert_int_eq(o.vm.disks[0].io, DISK_IO_IOTHREAD);
+	ck_assert_int_eq(o.vm.disks[0].transport, DISK_TRANSPORT_PCI);
+	ck_assert_int_eq(o.vm.disks[1].pin, DISK_PIN_KERNEL);
+	ck_assert_int_eq(o.vm.disks[1].pin_from, CONFIG_FROM_ROUTE);
+	ck_assert_int_eq(o.vm.disks[1].io, DISK_IO_VCPU);
+	ck_assert_int_eq(o.vm.disks[1].transport, DISK_TRANSPORT_MMIO);
 	/* Without a file, the built-in defaults stay. */
 	ck_assert_int_eq(options__parse(&o, 5, argv, err, sizeof(err)), 0);
 	memset(&h, 0, sizeof(h));
 	host_defaults__apply(&h, &o.vm);
-	ck_assert_int_eq(o.disks[0].pin, DISK_PIN_DEFAULT);
-	ck_assert_int_eq(o.disks[0].io, DISK_IO_VCPU);
+	ck_assert_int_eq(o.vm.disks[0].pin, DISK_PIN_DEFAULT);
+	ck_assert_int_eq(o.vm.disks[0].io, DISK_IO_VCPU);
 }
 END_TEST
 

@@ -28,11 +28,11 @@ START_TEST(test_defaults)
 	char err[256];
 
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", NULL), 0);
-	ck_assert_str_eq(o.kernel, "bz");
-	ck_assert_str_eq(o.initrd, "");
-	ck_assert_str_eq(o.cmdline, DEFAULT_CMDLINE);
-	ck_assert_uint_eq(o.ncpus, 1);
-	ck_assert_uint_eq(o.mem_size, DEFAULT_MEM);
+	ck_assert_str_eq(o.vm.kernel, "bz");
+	ck_assert_str_eq(o.vm.initrd, "");
+	ck_assert_str_eq(o.vm.cmdline, DEFAULT_CMDLINE);
+	ck_assert_uint_eq(o.vm.ncpus, 1);
+	ck_assert_uint_eq(o.vm.mem_size, DEFAULT_MEM);
 }
 END_TEST
 
@@ -44,14 +44,14 @@ START_TEST(test_all_options)
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--initrd", "rd",
 			       "--cmdline", "console=ttyS0 quiet", "--cpus", "64",
 			       "--mem", "2G", NULL), 0);
-	ck_assert_str_eq(o.initrd, "rd");
-	ck_assert_str_eq(o.cmdline, "console=ttyS0 quiet");
-	ck_assert_uint_eq(o.ncpus, 64);
-	ck_assert_uint_eq(o.mem_size, 2ULL << 30);
+	ck_assert_str_eq(o.vm.initrd, "rd");
+	ck_assert_str_eq(o.vm.cmdline, "console=ttyS0 quiet");
+	ck_assert_uint_eq(o.vm.ncpus, 64);
+	ck_assert_uint_eq(o.vm.mem_size, 2ULL << 30);
 	ck_assert_int_eq(parse(&o, err, "-k", "bz", "-p", "2", "-m", "512",
 			       NULL), 0);
-	ck_assert_uint_eq(o.ncpus, 2);
-	ck_assert_uint_eq(o.mem_size, 512ULL << 20);
+	ck_assert_uint_eq(o.vm.ncpus, 2);
+	ck_assert_uint_eq(o.vm.mem_size, 512ULL << 20);
 }
 END_TEST
 
@@ -62,16 +62,16 @@ START_TEST(test_test_exit_port)
 	char err[256];
 
 	ck_assert_int_eq(parse(&o, err, "-k", "bz", NULL), 0);
-	ck_assert(!o.test_exit_port);
+	ck_assert(!o.vm.test_exit_port);
 	ck_assert_int_eq(parse(&o, err, "-k", "bz", "--test-exit-port", NULL),
 			 0);
 	ck_assert(o.vm.test_exit_port);
 	ck_assert_int_eq(parse(&o, err, "--domain", "d.xml",
 			       "--test-exit-port", NULL), 0);
-	ck_assert(o.test_exit_port);
+	ck_assert(o.vm.test_exit_port);
 	ck_assert_int_eq(parse(&o, err, "--api-socket", "fd=3",
 			       "--test-exit-port", NULL), 0);
-	ck_assert(o.test_exit_port);
+	ck_assert(o.vm.test_exit_port);
 }
 END_TEST
 
@@ -108,21 +108,21 @@ START_TEST(test_churn)
 	char err[256];
 
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", NULL), 0);
-	ck_assert_uint_eq(o.churn_kib, 0);
+	ck_assert_uint_eq(o.vm.churn_kib, 0);
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--churn", NULL), 0);
-	ck_assert_uint_eq(o.churn_kib, 64);
-	ck_assert_uint_eq(o.churn_hz, 1000);
+	ck_assert_uint_eq(o.vm.churn_kib, 64);
+	ck_assert_uint_eq(o.vm.churn_hz, 1000);
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--churn=128",
 			       NULL), 0);
-	ck_assert_uint_eq(o.churn_kib, 128);
-	ck_assert_uint_eq(o.churn_hz, 1000);
+	ck_assert_uint_eq(o.vm.churn_kib, 128);
+	ck_assert_uint_eq(o.vm.churn_hz, 1000);
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--churn=4,250",
 			       NULL), 0);
-	ck_assert_uint_eq(o.churn_kib, 4);
-	ck_assert_uint_eq(o.churn_hz, 250);
+	ck_assert_uint_eq(o.vm.churn_kib, 4);
+	ck_assert_uint_eq(o.vm.churn_hz, 250);
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--churn=64,0",
 			       NULL), 0);
-	ck_assert_uint_eq(o.churn_hz, 0);
+	ck_assert_uint_eq(o.vm.churn_hz, 0);
 }
 END_TEST
 

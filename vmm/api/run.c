@@ -84,9 +84,9 @@ static int backend_boot(void *opaque, const struct vm_config *cfg, char *err,
 	 * vm.create has no word for: every disk's pin, service and transport.
 	 */
 	v->cfg = *cfg;
-	v->cfg.test_exit_port = v->opts->test_exit_port;
-	v->cfg.churn_kib = v->opts->churn_kib;
-	v->cfg.churn_hz = v->opts->churn_hz;
+	v->cfg.test_exit_port = v->opts->vm.test_exit_port;
+	v->cfg.churn_kib = v->opts->vm.churn_kib;
+	v->cfg.churn_hz = v->opts->vm.churn_hz;
 	host_defaults__apply(v->host, &v->cfg);
 	/* One PTY for the VMM's life: its path survives vm.reboot. */
 	ret = console__open(&v->con, v->cfg.console, &v->pty);
