@@ -61,7 +61,8 @@ void options__usage(FILE *out, const char *prog)
 "  -m, --mem SIZE       guest RAM with unit K, M or G, plain number = MiB,\n"
 "                       %llu MiB..%llu GiB (default %llu MiB)\n"
 "  -d, --disk PATH[,ro][,pin=fast|locked|kernel][,queues=N][,io=vcpu|iothread]\n"
-"             [,event_idx=on|off][,transport=mmio|pci]\n"
+"             [,event_idx=on|off][,transport=mmio|pci][,iops=N][,bps=N[KMG]]\n"
+"             [,poll=US]\n"
 "                       virtio-blk disk on a file or block device, O_DIRECT;\n"
 "                       up to %d; queues default to one per vCPU (max %d);\n"
 "                       io=vcpu: the notifying vCPU submits (default),\n"
@@ -73,7 +74,12 @@ void options__usage(FILE *out, const char *prog)
 "                       pin=fast|locked: gpin.ko's async DIO, pages pinned by\n"
 "                       its lockless walk or under mmap_lock; pin=kernel:\n"
 "                       io_uring (the host kernel pins); default fast when\n"
-"                       /dev/gpin exists, else kernel\n"
+"                       /dev/gpin exists, else kernel.\n"
+"                       iops=, bps=: at most N requests, N bytes of data a\n"
+"                       second, all queues together (requests wait in the\n"
+"                       guest's ring).  poll=US: a busy queue that ran empty\n"
+"                       is looked at again after US microseconds (three\n"
+"                       times) before the guest must notify; default 0, off\n"
 "      --domain FILE    take the VM from a libvirt <domain type='kvm'> XML,\n"
 "                       validated against libvirt's schema (replaces the\n"
 "                       options above; see docs/LIBVIRT.md)\n"
@@ -191,6 +197,66 @@ static char *next_word(char **s)
 	return w;
 }
 
+/* A whole decimal number in 1..@max, with K, M, G (x 1024) if @units. */
+static int parse_count(const char *val, uint64_t max, bool units,
+		       uint64_t *out)
+{
+	unsigned long long n;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	n = strtoull(val, &end, 10);
+	if (!isdigit((unsigned char)*val) || errno)
+		return -1;
+	if (units && *end && !end[1]) {
+		const char *u = strchr("KMG", *end);
+
+		if (!u)
+			return -1;
+		shift = 10 * (unsigned int)(u - "KMG" + 1);
+		end++;
+	}
+	if (*end || !n || n > (max >> shift))
+		return -1;
+	*out = (uint64_t)n << shift;
+	return 0;
+}
+
+/* iops=, bps=, poll=: numbers with a range. */
+static int parse_disk_number(const char *w, const char *val,
+			     struct disk_config *d, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (!strcmp(w, "iops")) {
+		if (parse_count(val, DISK_IOPS_MAX, false, &n))
+			return err__set(err, errlen, "--disk: iops=%s: expected "
+					"1 to %llu requests a second", val,
+					DISK_IOPS_MAX);
+		d->iops = n;
+		return 0;
+	}
+	if (!strcmp(w, "bps")) {
+		if (parse_count(val, DISK_BPS_MAX, true, &n))
+			return err__set(err, errlen, "--disk: bps=%s: expected "
+					"bytes a second, 1 to 1024T (K, M, G)",
+					val);
+		d->bps = n;
+		return 0;
+	}
+	if (!strcmp(w, "poll")) {
+		if (strcmp(val, "0") &&
+		    parse_count(val, DISK_POLL_US_MAX, false, &n))
+			return err__set(err, errlen, "--disk: poll=%s: expected "
+					"0 to %d microseconds", val,
+					DISK_POLL_US_MAX);
+		d->poll_us = strcmp(val, "0") ? n : 0;
+		return 0;
+	}
+	return err__set(err, errlen, "--disk: unknown option '%s='", w);
+}
+
 static int parse_disk_word(char *w, struct disk_config *d, char *err,
 			   size_t errlen)
 {
@@ -265,7 +331,7 @@ static int parse_disk_word(char *w, struct disk_config *d, char *err,
 		d->queues = n;
 		return 0;
 	}
-	return err__set(err, errlen, "--disk: unknown option '%s='", w);
+	return parse_disk_number(w, val, d, err, errlen);
 }
 
 int options__parse_disk(const char *s, struct disk_config *d, char *err,

@@ -20,6 +20,10 @@
 /* Disks; a virtio-mmio one takes one of the IOAPIC's GSIs 16..23. */
 #define VM_DISKS_MAX		8
 #define DISK_QUEUES_MAX		64
+/* Limits of the rate and poll options (and of <iotune>). */
+#define DISK_IOPS_MAX		1000000000ULL
+#define DISK_BPS_MAX		(1ULL << 50)
+#define DISK_POLL_US_MAX	100000
 
 /* Who pins the guest's buffers for a disk's direct I/O. */
 enum disk_pin {
@@ -61,6 +65,9 @@ struct disk_config {
 	enum disk_io io;
 	enum disk_transport transport;
 	bool no_event_idx;	/* event_idx=off: VIRTIO_RING_F_EVENT_IDX not offered */
+	uint64_t iops;		/* iops=: requests a second, 0: no limit */
+	uint64_t bps;		/* bps=: READ/WRITE bytes a second, 0: no limit */
+	unsigned int poll_us;	/* poll=: look again at a busy queue, 0: off */
 	enum config_from pin_from, io_from, transport_from;
 };
 

@@ -49,6 +49,21 @@ START_TEST(test_disk_option)
 	ck_assert_int_eq(options__parse_disk("img,transport=mmio", &d, err,
 					     sizeof(err)), 0);
 	ck_assert_int_eq(d.transport, DISK_TRANSPORT_MMIO);
+	ck_assert_uint_eq(d.iops, 0);
+	ck_assert_uint_eq(d.bps, 0);
+	ck_assert_uint_eq(d.poll_us, 0);
+	ck_assert_int_eq(options__parse_disk("img,iops=500,bps=20M,poll=50", &d,
+					     err, sizeof(err)), 0);
+	ck_assert_uint_eq(d.iops, 500);
+	ck_assert_uint_eq(d.bps, 20 << 20);
+	ck_assert_uint_eq(d.poll_us, 50);
+	ck_assert_int_eq(options__parse_disk("img,bps=4096,poll=0", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_uint_eq(d.bps, 4096);
+	ck_assert_uint_eq(d.poll_us, 0);
+	ck_assert_int_eq(options__parse_disk("img,bps=1G", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_uint_eq(d.bps, 1ULL << 30);
 }
 END_TEST
 
@@ -56,7 +71,10 @@ static const char *const bad_disk[] = {
 	"", ",ro", "img,rw", "img,queues=0", "img,queues=65", "img,queues=x",
 	"img,queues=", "img,io=aio", "img,pin=none", "img,pin=", "img,pin=Fast",
 	"img,foo=1", "img,event_idx=", "img,event_idx=yes", "img,transport=",
-	"img,transport=PCI", "img,transport=isa",
+	"img,transport=PCI", "img,transport=isa", "img,iops=0", "img,iops=",
+	"img,iops=-1", "img,iops=1k", "img,iops=1000000001", "img,bps=0",
+	"img,bps=1T", "img,bps=5X", "img,bps=M", "img,bps=99999999999999999999",
+	"img,poll=-5", "img,poll=100001", "img,poll=x", "img,poll=",
 };
 
 START_TEST(test_disk_option_rejects)

@@ -75,7 +75,9 @@ static const char full_xml[] =
 "domain='0x0000' bus='0x00' slot='0x04' function='0x0'/></disk>\n"
 "    <disk type='block' device='disk'><driver name='qemu' type='raw' "
 "cache='none' io='threads' event_idx='off'/><source dev='/dev/null'/>"
-"<target dev='vdb' bus='virtio'/><address type='virtio-mmio'/></disk>\n"
+"<target dev='vdb' bus='virtio'/><iotune><total_bytes_sec>1048576"
+"</total_bytes_sec><total_iops_sec>300</total_iops_sec></iotune>"
+"<address type='virtio-mmio'/></disk>\n"
 "    <serial type='pty'><target port='0'/></serial>\n"
 "    <console type='pty'><target type='serial' port='0'/></console>\n"
 "  </devices>\n"
@@ -112,6 +114,9 @@ START_TEST(test_full)
 	ck_assert(!d.disks[1].readonly);
 	ck_assert_int_eq(d.disks[1].aio, DOMAIN_AIO_THREADS);
 	ck_assert_int_eq(d.disks[1].service, DISK_IO_IOTHREAD);
+	ck_assert_uint_eq(d.disks[0].iops, 0);
+	ck_assert_uint_eq(d.disks[1].iops, 300);
+	ck_assert_uint_eq(d.disks[1].bps, 1048576);
 	domain__free(&d);
 }
 END_TEST
@@ -262,6 +267,15 @@ static const struct {
 	{ "<domain type='kvm' xmlns:gpin='" DOMAIN_GPIN_NS "'><name>t</name>"
 	  "<metadata><gpin:vmm><gpin:test-exit-port port='1'/></gpin:vmm>"
 	  "</metadata>" MEM KERNEL "</domain>", "port=", false },
+	/* <iotune>: what gpin-vmm cannot limit is refused, not ignored */
+	{ DOM(MEM KERNEL "<devices><disk type='file' device='disk'><source "
+	  "file='/x'/><target dev='vda'/><iotune><read_iops_sec>5"
+	  "</read_iops_sec></iotune></disk></devices>"), "read_iops_sec",
+	  false },
+	{ DOM(MEM KERNEL "<devices><disk type='file' device='disk'><source "
+	  "file='/x'/><target dev='vda'/><iotune><total_iops_sec>0"
+	  "</total_iops_sec></iotune></disk></devices>"), "expected 1 to",
+	  false },
 };
 
 START_TEST(test_bad)
@@ -379,6 +393,8 @@ START_TEST(test_apply)
 	ck_assert(o.disks[1].no_event_idx);
 	ck_assert_int_eq(o.disks[0].transport, DISK_TRANSPORT_PCI);
 	ck_assert_int_eq(o.disks[1].transport, DISK_TRANSPORT_MMIO);
+	ck_assert_uint_eq(o.disks[1].iops, 300);
+	ck_assert_uint_eq(o.disks[1].bps, 1048576);
 	ck_assert(!o.test_exit_port);
 	domain__free(&d);
 }

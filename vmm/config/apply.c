@@ -22,6 +22,8 @@ static int apply_disk(const struct domain_disk *disk, struct disk_config *out,
 	out->ro = disk->readonly;
 	out->queues = disk->queues;
 	out->no_event_idx = disk->no_event_idx;
+	out->iops = disk->iops;
+	out->bps = disk->bps;
 	out->pin = DISK_PIN_KERNEL;
 	if (disk->pin != DISK_PIN_DEFAULT) {
 		out->pin = disk->pin;
@@ -114,6 +116,12 @@ static void print_disk(FILE *out, const struct disk_config *k, unsigned int i,
 		disk_pin__name(k->pin), disk_io__name(k->io),
 		disk_transport__name(k->transport),
 		k->no_event_idx ? ", event_idx=off" : "");
+	if (k->iops)
+		fprintf(out, ", iops=%llu", (unsigned long long)k->iops);
+	if (k->bps)
+		fprintf(out, ", bps=%llu", (unsigned long long)k->bps);
+	if (k->poll_us)
+		fprintf(out, ", poll=%u", k->poll_us);
 	print_from(out, "; from: pin", k->pin_from, route, host,
 		   host ? host->pin_line : 0);
 	print_from(out, ", service", k->io_from, route, host,

@@ -71,6 +71,8 @@ struct domain_disk {
 	enum domain_disk_aio aio;
 	unsigned int queues;	/* 0: the VMM's default (one per vCPU) */
 	bool no_event_idx;	/* <driver event_idx='off'> */
+	uint64_t iops;		/* <iotune><total_iops_sec>, 0: none */
+	uint64_t bps;		/* <iotune><total_bytes_sec>, 0: none */
 	enum domain_disk_bus bus;	/* <address type=…> */
 	/*
 	 * gpin:disk pin=… (or io='io_uring': kernel); DISK_PIN_DEFAULT when

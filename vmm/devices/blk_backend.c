@@ -16,6 +16,7 @@
 #include <linux/fs.h>
 
 #include "devices/blk_backend.h"
+#include "log.h"
 
 #define SECTOR		512
 #define BOUNCE_ALIGN	4096
@@ -70,8 +71,8 @@ static int open_backing(struct blk_backend *be, char *err, size_t errlen)
 	be->fd = open(be->p.path, flags | O_DIRECT);
 	if (be->fd < 0 && errno == EINVAL) {
 		/* tmpfs before 6.6, 9p, ...: usable, but not what we measure. */
-		fprintf(stderr, "gpin-vmm: %s: no O_DIRECT on this filesystem, "
-			"using buffered I/O\n", be->p.path);
+		pr_warn("%s: no O_DIRECT on this filesystem, "
+			"using buffered I/O", be->p.path);
 		be->direct = false;
 		be->fd = open(be->p.path, flags);
 	}

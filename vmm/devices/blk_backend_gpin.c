@@ -34,6 +34,7 @@
 
 #include "devices/blk_backend.h"
 #include "devices/blk_uring.h"
+#include "log.h"
 
 struct gpin_pending {
 	struct gpin_dio d;
@@ -192,8 +193,8 @@ static unsigned int reap_module(struct blk_backend *be, unsigned int q,
 	} while (ret == GPIN_DIO_MAX_BATCH && gq->module_inflight);
 	if (ret < 0 && !gq->reap_reported) {
 		gq->reap_reported = true;
-		fprintf(stderr, "gpin-vmm: blk%u-q%u: GPIN_IOC_DIO_REAP: %s "
-			"(reported once)\n", be->p.disk_index, q,
+		pr_err("blk%u-q%u: GPIN_IOC_DIO_REAP: %s "
+			"(reported once)", be->p.disk_index, q,
 			libgpin_strerror(errno));
 	}
 	return n;
@@ -249,8 +250,8 @@ static void print_module_stats(struct blk_backend *be)
 	if (!gb->st0_ok || !gb->nq || libgpin_stats(gb->q[0].g, &st))
 		return;
 	b = &st.mode[gb->mode];
-	fprintf(stderr, "gpin-vmm: blk%u: gpin.ko pin=%s: %llu DIO requests, "
-		"%llu pin calls, %llu fallbacks, %llu us mmap_lock wait\n",
+	pr_info("blk%u: gpin.ko pin=%s: %llu DIO requests, "
+		"%llu pin calls, %llu fallbacks, %llu us mmap_lock wait",
 		be->p.disk_index, libgpin_mode_name(gb->mode),
 		(unsigned long long)(b->dio_requests - a->dio_requests),
 		(unsigned long long)(b->calls - a->calls),
@@ -312,8 +313,8 @@ static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
 
 	/* The module always does IOCB_DIRECT: a buffered fallback won't do. */
 	if (!be->direct) {
-		fprintf(stderr, "gpin-vmm: %s: pin=%s needs a backing that "
-			"takes O_DIRECT\n", be->p.path, libgpin_mode_name(mode));
+		pr_err("%s: pin=%s needs a backing that "
+			"takes O_DIRECT", be->p.path, libgpin_mode_name(mode));
 		return -EOPNOTSUPP;
 	}
 	gb = calloc(1, sizeof(*gb) + nq * sizeof(gb->q[0]));
@@ -330,8 +331,8 @@ static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
 		gb->st0_ok = !libgpin_stats(gb->q[0].g, &gb->st0);
 	if (ret) {
 		if (ret == -ENOENT)
-			fprintf(stderr, "gpin-vmm: %s: pin=%s: no %s (gpin.ko "
-				"not loaded); pin=kernel works without it\n",
+			pr_err("%s: pin=%s: no %s (gpin.ko "
+				"not loaded); pin=kernel works without it",
 				be->p.path, libgpin_mode_name(mode),
 				GPIN_DEVICE_PATH);
 		gpin_stop(be);

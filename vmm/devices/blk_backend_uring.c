@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "devices/blk_uring.h"
+#include "log.h"
 
 int blk_uring__init(struct blk_uring *u, unsigned int depth, int efd)
 {
@@ -116,8 +117,8 @@ int blk_uring__submit(struct blk_backend *be, struct blk_uring *u,
 			continue;
 		if (ret != -EAGAIN && ret != -EBUSY && !u->reported) {
 			u->reported = true;
-			fprintf(stderr, "gpin-vmm: blk%u-q%u: io_uring_submit: "
-				"%s (retrying; reported once)\n",
+			pr_err("blk%u-q%u: io_uring_submit: "
+				"%s (retrying; reported once)",
 				be->p.disk_index, q, strerror(-ret));
 		}
 		return -EAGAIN;

@@ -37,6 +37,7 @@
 #include "devices/blk_throttle.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_blk_req.h"
+#include "log.h"
 #include "virtio/vq_service.h"
 
 /* Discard / write-zeroes limits per request, in 512-byte sectors (2 GiB). */
@@ -262,8 +263,8 @@ static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 	status = res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
 	if (res < 0 && !q->reported_error && !blk->p.quiet) {
 		q->reported_error = true;
-		fprintf(stderr, "gpin-vmm: blk%u-q%u: I/O error at byte %llu: "
-			"%s (further errors only counted)\n", blk->p.index, qi,
+		pr_err("blk%u-q%u: I/O error at byte %llu: "
+			"%s (further errors only counted)", blk->p.index, qi,
 			(unsigned long long)io->offset, strerror((int)-res));
 	}
 	complete_now(q, slot->head, &slot->req, status);
@@ -588,9 +589,9 @@ static void forget_inflight(struct virtio_blk *blk, struct blk_queue *q)
 	vq_service__hold(&q->svc);
 	if (q->inflight) {
 		if (!blk->p.quiet)
-			fprintf(stderr, "gpin-vmm: blk%u-q%u: reset: %u "
+			pr_warn("blk%u-q%u: reset: %u "
 				"requests still in flight after %u ms; their "
-				"completions will be dropped\n", blk->p.index,
+				"completions will be dropped", blk->p.index,
 				q->idx, q->inflight, BLK_RESET_WAIT_MS);
 		q->stale += q->inflight;
 		q->inflight = 0;
@@ -748,8 +749,8 @@ static void report_disk(const struct virtio_blk *blk)
 		snprintf(limits, sizeof(limits), ", at most %llu IOPS and "
 			 "%llu bytes/s", (unsigned long long)p->iops,
 			 (unsigned long long)p->bps);
-	fprintf(stderr, "gpin-vmm: blk%u: %s: %llu MiB, %u-byte blocks, %u "
-		"queue%s, pin=%s, io=%s%s%s%s\n", p->index, p->path,
+	pr_info("blk%u: %s: %llu MiB, %u-byte blocks, %u "
+		"queue%s, pin=%s, io=%s%s%s%s", p->index, p->path,
 		(unsigned long long)(blk->be->size >> 20), blk->be->lbs, blk->nq,
 		blk->nq == 1 ? "" : "s", p->backend->name,
 		p->iothread ? "iothread" : "vcpu", p->ro ? ", read-only" : "",

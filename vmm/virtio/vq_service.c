@@ -21,6 +21,7 @@
 
 #include <linux/futex.h>
 
+#include "log.h"
 #include "virtio/vq_service.h"
 
 #define VQS_RUN_OWNED	(1u << 0)
@@ -159,7 +160,7 @@ static void *service_thread(void *arg)
 		ret = ppoll(pfd, n, timeout_of(s->ops->sleep_us(s->opaque, s->q),
 					       &ts), NULL);
 		if (ret < 0 && errno != EINTR) {
-			fprintf(stderr, "gpin-vmm: %s: ppoll: %s\n", s->name,
+			pr_err("%s: ppoll: %s", s->name,
 				strerror(errno));
 			break;
 		}
