@@ -168,3 +168,32 @@ class OneBoot(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ConfigVariants(unittest.TestCase):
+    PLAN = {"cpus": 2, "vmm": "/b/gpin-vmm", "vmlinuz": "/k", "initrd": "/i",
+            "transport": "pci"}
+
+    def disk_of(self, config):
+        cmd = e2e_host.vm_command(self.PLAN, config, "console=ttyS0")
+        return cmd[cmd.index("--disk") + 1], cmd
+
+    def test_extra_disk_words_after_at(self):
+        disk, cmd = self.disk_of("fast@poll=200")
+        self.assertEqual(disk, "/dev/nullb0,pin=fast,transport=pci,poll=200")
+        self.assertNotIn("--churn", cmd)
+        disk, cmd = self.disk_of("locked-churn@iops=500,poll=50")
+        self.assertEqual(disk, "/dev/nullb0,pin=locked,transport=pci,"
+                         "iops=500,poll=50")
+        self.assertIn("--churn", cmd)
+        self.assertEqual(e2e_host.pin_mode("fast-churn@poll=1"), "fast")
+        disk, _ = self.disk_of("kernel")
+        self.assertEqual(disk, "/dev/nullb0,pin=kernel,transport=pci")
+
+    def test_which_configs_take_extra_words(self):
+        self.assertTrue(e2e.known_config("fast@poll=200"))
+        self.assertTrue(e2e.known_config("kernel@poll=200"))
+        self.assertTrue(e2e.known_config("qemu"))
+        self.assertFalse(e2e.known_config("qemu@poll=200"))
+        self.assertFalse(e2e.known_config("direct@x"))
+        self.assertFalse(e2e.known_config("fastest@poll=200"))

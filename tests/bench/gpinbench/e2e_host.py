@@ -56,9 +56,16 @@ exit 0
 """
 
 
+def split_config(config):
+    """A configuration's name and its extra --disk words: "fast@poll=200"
+    is fast with --disk ...,poll=200 (an A/B of a VMM setting in one run)."""
+    name, _, extra = config.partition("@")
+    return name, extra
+
+
 def pin_mode(config):
     """gpin.ko's mode a configuration pins with, or None."""
-    mode = config.removesuffix("-churn")
+    mode = split_config(config)[0].removesuffix("-churn")
     return mode if mode in ("fast", "locked") else None
 
 
@@ -205,11 +212,14 @@ def vm_command(plan, config, cmdline):
     if config == "qemu":
         return guest.qemu(plan["vmlinuz"], plan["initrd"], cpus, GUEST_MEM,
                           cmdline, drive=NULLB)
+    name, extra = split_config(config)
     disk = "%s,pin=%s,transport=%s" % (NULLB, pin_mode(config) or "kernel",
                                         plan["transport"])
+    if extra:
+        disk += "," + extra
     return guest.gpin_vmm(plan["vmm"], plan["vmlinuz"], plan["initrd"], cpus,
                           GUEST_MEM, cmdline, disk=disk,
-                          churn=config.endswith("-churn"))
+                          churn=name.endswith("-churn"))
 
 
 def start(plan, config, workloads, log):
