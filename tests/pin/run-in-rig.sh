@@ -58,9 +58,10 @@ for k in "${kernels[@]}"; do
 		"$BUILD/$KVER/kmod" "$BUILD/$KVER/gpin.ko"
 	rc=0
 	# One 1 GiB huge page reserved at boot (test_hugetlb_1g) and two
-	# NUMA nodes to migrate between (move_pages): numa=fake halves the
-	# test host's 4 GiB.
-	"$TOP/tests/rig/rig" --kernel "$k" --timeout 1200 \
+	# NUMA nodes to migrate between (move_pages).  With numa=fake=2 on
+	# 4 GiB no node keeps a free, aligned GiB once its memmap is placed
+	# (the reservation fails); on 6 GiB the second node does.
+	"$TOP/tests/rig/rig" --kernel "$k" --timeout 1200 --mem 6G \
 		--append "hugepagesz=1G hugepages=1 numa=fake=2" \
 		--insmod "$BUILD/$KVER/gpin.ko" \
 		--env "GPIN_RACE_SECONDS=${GPIN_RACE_SECONDS:-5}" \
