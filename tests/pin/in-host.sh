@@ -94,13 +94,14 @@ if [ -b /dev/ram3 ] && command -v fsfreeze >/dev/null &&
 fi
 
 # I/O that never completes on its own: dm multipath with queue_if_no_path
-# over ramdisk 4; the test fails the path, and later the I/O.
+# over ramdisk 4 (bio-based: brd cannot stack under request-based dm); the
+# test fails the path, and later the I/O.
 mpdm=gpin-pin-mpath
 if [ -b /dev/ram4 ] &&
    modprobe -d "$RIG_MODDIR" dm-multipath 2>/dev/null &&
    modprobe -d "$RIG_MODDIR" dm-round-robin 2>/dev/null &&
    DM_DISABLE_UDEV=1 dmsetup create "$mpdm" --noudevsync --table \
-	"0 8192 multipath 1 queue_if_no_path 0 1 1 round-robin 0 1 1 /dev/ram4 1" \
+	"0 8192 multipath 3 queue_if_no_path queue_mode bio 0 1 1 round-robin 0 1 1 /dev/ram4 1" \
 	2>/dev/null; then
 	export GPIN_TEST_MPATH="$mpdm" GPIN_TEST_MPATH_PATH=/dev/ram4
 	echo "# stuck I/O on /dev/mapper/$mpdm (multipath, queue_if_no_path)"
