@@ -191,6 +191,22 @@ static unsigned int rnd(unsigned int *seed)
 	return *seed >> 8;
 }
 
+/* The flags of frame @pfn (/proc/kpageflags). */
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+#define KPF_KSM			21
+
+static uint64_t kpageflags(uint64_t pfn)
+{
+	int fd = open("/proc/kpageflags", O_RDONLY);
+	uint64_t f = 0;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &f, sizeof(f), pfn * sizeof(f)), sizeof(f));
+	close(fd);
+	return f;
+}
+
 /* Every frame of @pfns is the one pagemap shows for the page now. */
 static void assert_mapped(int pm, const char *p, size_t n,
 			  const uint64_t *pfns, const char *when, int mode)
@@ -456,8 +472,13 @@ START_TEST(test_ksm)
 		ck_assert_int_ge(DELTA(&s0, &s1, GPIN_MODE_FAST, fallbacks), 2);
 	assert_mapped(pm, a, 8, pa, "after a read-only pin", _i);
 	assert_mapped(pm, b, 8, pb, "after a write pin", _i);
+	/*
+	 * Not the KSM page (by its flags: the frame it had when merged may
+	 * have been freed and reused since, if NUMA balancing moved it).
+	 */
 	for (i = 0; i < 8; i++) {
-		ck_assert_msg(pa[i] != ksm[0] && pb[i] != ksm[0],
+		ck_assert_msg(!(kpageflags(pa[i]) & (1ULL << KPF_KSM)) &&
+			      !(kpageflags(pb[i]) & (1ULL << KPF_KSM)),
 			      "%s: page %d pinned while merged by KSM",
 			      gpin_mode_name(_i), i);
 		ck_assert_int_eq(a[i * PAGE + 7], 0x3c);
@@ -466,6 +487,8 @@ START_TEST(test_ksm)
 	ck_assert_msg(ksm_wait_scans(2, 30), "ksmd did not scan");
 	assert_mapped(pm, a, 8, pa, "after ksmd scanned", _i);
 	assert_mapped(pm, b, 8, pb, "after ksmd scanned", _i);
+	for (i = 0; i < 8; i++)
+		ck_assert(!(kpageflags(pa[i]) & (1ULL << KPF_KSM)));
 	b[5] = 0x11;
 	assert_mapped(pm, b, 8, pb, "after a write", _i);
 	ck_assert_int_eq(gpin_unpin(g, ha), 0);
@@ -545,20 +568,6 @@ START_TEST(test_hugetlb_1g)
 END_TEST
 
 /* ---- mTHP (6.8+) -------------------------------------------------------- */
-
-#define KPF_COMPOUND_HEAD	15
-#define KPF_COMPOUND_TAIL	16
-
-static uint64_t kpageflags(uint64_t pfn)
-{
-	int fd = open("/proc/kpageflags", O_RDONLY);
-	uint64_t f = 0;
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pread(fd, &f, sizeof(f), pfn * sizeof(f)), sizeof(f));
-	close(fd);
-	return f;
-}
 
 /*
  * 64 KiB anonymous folios (order 4), mapped by ptes: a large folio whose
