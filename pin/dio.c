@@ -286,7 +286,9 @@ static atomic_long_t gpin_dio_leaked;
  * live pages, the module's pins and live pages - so that closing the file
  * and unloading the module stay consistent (no WARN for pages nobody can
  * release); gpin_dio_leaked keeps the count, reported now and at unload.
- * Nothing of the module is left behind: the kiocb has no callback.
+ * Nothing of the module is left behind: the kiocb has no callback.  A
+ * write also keeps its freeze protection (6.1: gpin_write_begin()), so the
+ * filesystem cannot be frozen any more: the I/O may still be writing.
  */
 static void gpin_dio_leak(struct gpin_dio_req *req)
 {
@@ -373,8 +375,9 @@ static void gpin_dio_post(struct gpin_dio_req *req)
 	spin_unlock_irqrestore(&gf->dio_lock, flags);
 	if (orphan) {
 		/*
-		 * After the unlock: the worker may free the file at once.
-		 * Until it runs, the orphan's module reference holds.
+		 * Outside the lock: once queued, the worker may free the
+		 * file, lock and all.  Until it runs, the orphan's module
+		 * reference holds.
 		 */
 		INIT_WORK(&req->orphan_work, gpin_dio_orphan_work);
 		queue_work(gpin_dio_wq, &req->orphan_work);
