@@ -125,7 +125,10 @@ struct gpin_unpin {
  * @huge_leaves: FAST: huge pmd/pud leaves the walk used; LOCKED/KERNEL:
  *	runs of pages from one large folio in the result
  * @lock_wait_ns: time spent waiting for mmap_read_lock()
- * @max_irqoff_ns: longest interrupts-disabled window of the walk
+ * @max_irqoff_ns: FAST: longest interrupts-disabled window of the walk;
+ *	KERNEL: longest pin_user_pages_fast() call, its slow path included
+ *	when it took one (an upper bound of its interrupts-off window, which
+ *	the batch bounds); LOCKED: 0
  * @live_pages: pages pinned in this mode and not yet released
  *	(not affected by GPIN_IOC_STATS_RESET)
  * @failures: calls that returned an error

@@ -27,8 +27,25 @@
  * orphaned instead: each request that completes afterwards is handed to a
  * worker of gpin_dio_wq, which releases its pages in process context, and
  * the last one frees the file and drops the module reference the orphan
- * holds.  Module unload destroys that workqueue, which waits for a worker
- * still returning from the last of them.
+ * holds.
+ *
+ * Module unload against a completion still on its way out of our code: the
+ * request keeps the module until it is published (gpin_dio_post()): until
+ * then it is counted in the file's in-flight requests, so the open file
+ * holds the module or, once closed, the orphan does.  From the publish on,
+ * the reaper may take the event, close the file and let rmmod run, while
+ * the completing context still has a few instructions of ours to go
+ * (unlocking, returning), and, if it is a task, may be preempted right
+ * there.  So unload (gpin_dio_exit()) waits for both kinds of context
+ * that can be in module text: synchronize_rcu() for completions that run
+ * with interrupts, bottom halves or preemption disabled (block IRQs and
+ * softirqs, timers), synchronize_rcu_tasks() for every task that might be
+ * running or preempted in our code (a completion inside the submitter's
+ * own ->read_iter, a dm or iomap completion worker, a threaded IRQ): it
+ * returns only once each such task has passed a voluntary context switch,
+ * which no task does inside gpin_dio_post() or on the way back from it.
+ * destroy_workqueue() waits for the orphans' worker, which drops the module
+ * reference just before returning to the workqueue.
  */
 #include <linux/blkdev.h>
 #include <linux/bvec.h>
@@ -257,6 +274,34 @@ static ssize_t gpin_dio_issue(struct gpin_dio_req *req)
 	return ret;
 }
 
+/* Pages of synchronous requests that a file queued: pinned for good. */
+static atomic_long_t gpin_dio_leaked;
+
+/*
+ * A file that returns -EIOCBQUEUED for a synchronous kiocb (no
+ * ->ki_complete; the VFS's own synchronous paths BUG() on it) still has our
+ * pages under I/O and will never say when it is done: neither the pages,
+ * nor the file reference, nor @req may ever be released.  They are leaked,
+ * and taken out of the accounting of what can be released - the file's
+ * live pages, the module's pins and live pages - so that closing the file
+ * and unloading the module stay consistent (no WARN for pages nobody can
+ * release); gpin_dio_leaked keeps the count, reported now and at unload.
+ * Nothing of the module is left behind: the kiocb has no callback.  A
+ * write also keeps its freeze protection (6.1: gpin_write_begin()), so the
+ * filesystem cannot be frozen any more: the I/O may still be writing.
+ */
+static void gpin_dio_leak(struct gpin_dio_req *req)
+{
+	unsigned int i;
+
+	for (i = 0; i < req->nr_ranges; i++)
+		gpin_range_forget(&req->ranges[i]);
+	gpin_file_unaccount(req->gf, req->npages);
+	atomic_long_add(req->npages, &gpin_dio_leaked);
+	pr_err("gpin: %pD queued a synchronous direct I/O: %lu pages stay pinned for good\n",
+	       req->iocb.ki_filp, req->npages);
+}
+
 /* GPIN_IOC_DIO: one request, done when the ioctl returns. */
 long gpin_dio_sync(struct gpin_file *gf, void __user *uarg)
 {
@@ -281,10 +326,7 @@ long gpin_dio_sync(struct gpin_file *gf, void __user *uarg)
 	gpin_dio_init_kiocb(req, d.offset);
 	ret = gpin_dio_issue(req);
 	if (WARN_ON_ONCE(ret == -EIOCBQUEUED)) {
-		/*
-		 * A file that queues a synchronous kiocb still has our pages
-		 * under I/O: leaking them is the only safe way out.
-		 */
+		gpin_dio_leak(req);
 		return -EIO;
 	}
 	req->res = ret;
@@ -312,8 +354,9 @@ static void gpin_dio_orphan_work(struct work_struct *work)
 
 /*
  * Any context: make @req an event, or, once the file is closed, hand it
- * to a worker.  The last thing touched is gf->dio_lock; the body runs in
- * an RCU read-side section, which module unload waits for.
+ * to a worker.  The unlock publishes it: from there on neither @req nor
+ * the file may be touched (the reaper may free both) and the module may be
+ * going away; see the top of this file for why unload still waits for us.
  */
 static void gpin_dio_post(struct gpin_dio_req *req)
 {
@@ -321,7 +364,6 @@ static void gpin_dio_post(struct gpin_dio_req *req)
 	unsigned long flags;
 	bool orphan;
 
-	rcu_read_lock();
 	spin_lock_irqsave(&gf->dio_lock, flags);
 	gf->dio_inflight--;
 	orphan = gf->dio_closed;
@@ -332,10 +374,14 @@ static void gpin_dio_post(struct gpin_dio_req *req)
 	}
 	spin_unlock_irqrestore(&gf->dio_lock, flags);
 	if (orphan) {
+		/*
+		 * Outside the lock: once queued, the worker may free the
+		 * file, lock and all.  Until it runs, the orphan's module
+		 * reference holds.
+		 */
 		INIT_WORK(&req->orphan_work, gpin_dio_orphan_work);
 		queue_work(gpin_dio_wq, &req->orphan_work);
 	}
-	rcu_read_unlock();
 }
 
 /* ->ki_complete: any context, possibly hard IRQ. */
@@ -610,8 +656,17 @@ int gpin_dio_init(void)
 
 void gpin_dio_exit(void)
 {
+	long leaked = atomic_long_read(&gpin_dio_leaked);
+
 	/* after the last orphan's module_put(): waits for it to return */
 	destroy_workqueue(gpin_dio_wq);
-	/* completions still returning from gpin_dio_post()'s RCU section */
+	/*
+	 * Completions on their way out of gpin_dio_post(): in IRQ, softirq
+	 * or other non-preemptible context, then in tasks (top of file).
+	 */
 	synchronize_rcu();
+	synchronize_rcu_tasks();
+	if (leaked)
+		pr_warn("gpin: unloaded with %ld pages of queued synchronous I/O still pinned\n",
+			leaked);
 }

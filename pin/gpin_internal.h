@@ -85,8 +85,9 @@ struct gpin_file {
 	struct eventfd_ctx *eventfd;
 };
 
-/* Tunables and device-wide state (stats.c). */
+/* Tunables (range.c). */
 extern unsigned int gpin_batch;
+extern unsigned int gpin_folio_ref_limit;
 
 /* walk.c: lockless walk of [start, start + nr pages), IRQs already off. */
 struct gpin_walk {
@@ -109,6 +110,7 @@ void gpin_range_exit(void);
 int gpin_range_pin(struct gpin_range *r, unsigned long start,
 		   unsigned long npages, u32 mode, unsigned int flags);
 void gpin_range_release(struct gpin_range *r, bool dirty);
+void gpin_range_forget(struct gpin_range *r);
 
 /* dio.c */
 int gpin_dio_init(void);

@@ -45,9 +45,65 @@ MODULE_PARM_DESC(batch,
 		 "pages per interrupts-disabled window of the fast walk and the kernel mode (1..512, default 64)");
 
 /*
+ * How far a folio's reference count may go through gpin's pins, in every
+ * mode.  A small folio takes GUP_PIN_COUNTING_BIAS (1024) references per
+ * pin, so one page pinned through many handles, files or aliased mappings
+ * (a shmem page mapped many times, the huge zero page) reaches 2^31 after
+ * 2^21 pins: a count that size reads negative, the kernel's own GUP
+ * refuses it (and WARNs), and 2^32 wraps to zero, which frees a page
+ * still in use.  The module-wide max_pins below does not prevent that: it
+ * bounds pins over all pages, and its default (the number of RAM pages)
+ * times 1024 passes 2^31 on any host with more than 8 GiB.
+ *
+ * So every pin is checked against this limit on the folio itself:
+ * - fast: before anything is added (walk.c, gpin_try_pin()).  Between the
+ *   check and the add interrupts are off, so each CPU has at most one add
+ *   of at most 1024 in flight: NR_CPUS * 1024 <= 2^23 past the limit.
+ * - locked and kernel: pin_user_pages*() adds first; gpin checks every
+ *   folio of each call's result and unpins the call if one is past the
+ *   limit (gpin_refs_ok()).  Calls are at most GPIN_BATCH_MAX pages, so a
+ *   caller takes a folio at most 512 * 1024 = 2^19 past the limit before
+ *   it notices and undoes it (2^9 for a large folio, which takes one
+ *   reference per page).
+ * The default leaves 2^29 between the limit and 2^31: the fast walk's
+ * racers cannot use it up, and the locked and kernel modes would need a
+ * thousand callers, each holding a batch of aliases of one small page
+ * unchecked at the same instant.  Even then nothing wraps: the kernel
+ * refuses each add itself once the count reads negative (try_grab_folio(),
+ * try_grab_page() on 6.1).  A large folio's _pincount grows with its
+ * reference count, so bounding the latter bounds both.
+ *
+ * Lower it (folio_ref_limit, root only) to exercise the limit without
+ * millions of pins (tests/pin).
+ */
+#define GPIN_FOLIO_REF_LIMIT	(3U << 29)
+#define GPIN_FOLIO_REF_MIN	(2U * GUP_PIN_COUNTING_BIAS)
+
+unsigned int gpin_folio_ref_limit = GPIN_FOLIO_REF_LIMIT;
+
+static int gpin_folio_ref_limit_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, GPIN_FOLIO_REF_MIN,
+				     GPIN_FOLIO_REF_LIMIT);
+}
+
+static const struct kernel_param_ops gpin_folio_ref_limit_ops = {
+	.set = gpin_folio_ref_limit_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(folio_ref_limit, &gpin_folio_ref_limit_ops,
+		&gpin_folio_ref_limit, 0600);
+MODULE_PARM_DESC(folio_ref_limit,
+		 "reference count a folio may reach through gpin's pins (2048..1610612736, the default)");
+
+/*
  * Every pin the module holds, over all files and modes: one page pinned
- * twice (aliased buffers) counts twice.  A per-CPU counter, so that the
- * vCPU threads of one process do not share a cache line per pin.
+ * twice (aliased buffers) counts twice.  A resource limit (pinned memory
+ * cannot be reclaimed), not an overflow guard: see gpin_folio_ref_limit.
+ * A per-CPU counter, so that the vCPU threads of one process do not share
+ * a cache line per pin.
  */
 static struct percpu_counter gpin_pins_held;
 static unsigned long gpin_max_pins;
@@ -104,9 +160,33 @@ static unsigned long gpin_count_huge(struct page **pages, unsigned long nr)
 }
 
 /*
+ * After a pin_user_pages*() call: whether every folio of @pages is within
+ * gpin_folio_ref_limit.  The kernel pinned them without that limit; the
+ * caller undoes the call when one is past it.
+ */
+static bool gpin_refs_ok(struct page **pages, unsigned long nr)
+{
+	unsigned int limit = READ_ONCE(gpin_folio_ref_limit);
+	struct folio *prev = NULL;
+	unsigned long i;
+
+	for (i = 0; i < nr; i++) {
+		struct folio *folio = page_folio(pages[i]);
+
+		if (folio == prev)
+			continue;
+		prev = folio;
+		if (unlikely((unsigned int)folio_ref_count(folio) > limit))
+			return false;
+	}
+	return true;
+}
+
+/*
  * The pre-2008 path: mmap_lock for reading, then pin_user_pages(), which
  * faults pages in (and unshares them) as needed and knows every kind of
- * VMA.  All or nothing: on error nothing stays pinned.
+ * VMA; in calls of at most GPIN_BATCH_MAX pages, each checked by
+ * gpin_refs_ok().  All or nothing: on error nothing stays pinned.
  */
 static int gpin_pin_locked(unsigned long start, unsigned long nr,
 			   unsigned int gup_flags, struct page **pages,
@@ -123,10 +203,18 @@ static int gpin_pin_locked(unsigned long start, unsigned long nr,
 	*wait_ns += local_clock() - t0;
 
 	while (done < nr) {
-		ret = gpin_pin_user_pages(start + (done << PAGE_SHIFT),
-					  nr - done, gup_flags, pages + done);
+		unsigned long chunk = min_t(unsigned long, nr - done,
+					    GPIN_BATCH_MAX);
+
+		ret = gpin_pin_user_pages(start + (done << PAGE_SHIFT), chunk,
+					  gup_flags, pages + done);
 		if (ret <= 0)
 			break;
+		if (!gpin_refs_ok(pages + done, ret)) {
+			unpin_user_pages(pages + done, ret);
+			ret = -ENOMEM;
+			break;
+		}
 		done += ret;
 	}
 	mmap_read_unlock(mm);
@@ -140,9 +228,12 @@ static int gpin_pin_locked(unsigned long start, unsigned long nr,
 
 /*
  * The kernel's own lockless walk, for reference.  It keeps interrupts off
- * for a whole call, so calls are bounded to gpin_batch pages, as our walk's
- * windows are; the time of each call is recorded as its interrupts-off
- * time (an upper bound: it includes the setup around the walk).
+ * for its walk, so calls are bounded to gpin_batch pages, as our walk's
+ * windows are.  The time of each call is what max_irqoff_ns records for
+ * this mode: the walk with interrupts off, but also the setup around it
+ * and, when the walk stops early, pin_user_pages_fast()'s own slow path
+ * (mmap_lock, faults) - an upper bound, not a measurement.  The bound on
+ * the interrupts-off part is the batch.
  */
 static int gpin_pin_kernel(unsigned long start, unsigned long nr,
 			   unsigned int gup_flags, struct page **pages)
@@ -161,6 +252,11 @@ static int gpin_pin_kernel(unsigned long start, unsigned long nr,
 		gpin_stats_irqoff(GPIN_MODE_KERNEL, local_clock() - t0);
 		if (ret <= 0)
 			break;
+		if (!gpin_refs_ok(pages + done, ret)) {
+			unpin_user_pages(pages + done, ret);
+			ret = -ENOMEM;
+			break;
+		}
 		done += ret;
 		cond_resched();
 	}
@@ -294,7 +390,8 @@ static int gpin_pin_mode(struct gpin_range *r, unsigned int flags,
  *	   GPIN_RANGE_LONGTERM (held indefinitely: FOLL_LONGTERM)
  *
  * Return: 0 with every page pinned, or a negative errno with none; -ENOMEM
- * also when the module already holds max_pins pins.
+ * also when the module already holds max_pins pins, or when a folio would
+ * pass gpin_folio_ref_limit.
  */
 int gpin_range_pin(struct gpin_range *r, unsigned long start,
 		   unsigned long npages, u32 mode, unsigned int flags)
@@ -342,6 +439,19 @@ int gpin_range_pin(struct gpin_range *r, unsigned long start,
 		gpin_pins_unreserve(npages);
 	}
 	return ret;
+}
+
+/**
+ * gpin_range_forget - stop accounting a range that can never be released
+ * @r: a range filled by gpin_range_pin(), whose pages stay pinned for good
+ *
+ * For dio.c's leak of pages under I/O it cannot wait for: @r and its pages
+ * stay as they are; the module's pin and live-page counts drop them.
+ */
+void gpin_range_forget(struct gpin_range *r)
+{
+	gpin_stats_live(r->mode, -(long)r->npages);
+	gpin_pins_unreserve(r->npages);
 }
 
 /**

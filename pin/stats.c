@@ -39,13 +39,19 @@ void gpin_stats_live(u32 mode, long delta)
 	this_cpu_add(gpin_pcpu->mode[mode].live_pages, delta);
 }
 
-/* Called with interrupts disabled, right after an IRQ-off window. */
+/*
+ * The worst interrupts-off window of @mode so far, if @ns is worse.  The
+ * fast walk calls it with interrupts off, the kernel mode (range.c) after
+ * each call, preemptible: the per-CPU read-compare-write must not migrate
+ * or be preempted by another update on the same CPU, hence get_cpu_ptr().
+ */
 void gpin_stats_irqoff(u32 mode, u64 ns)
 {
-	struct gpin_pcpu_mode *m = this_cpu_ptr(&gpin_pcpu->mode[mode]);
+	struct gpin_pcpu_mode *m = gpin_stats_this_cpu(mode);
 
 	if (ns > m->max_irqoff_ns)
 		m->max_irqoff_ns = ns;
+	gpin_stats_put_cpu();
 }
 
 /* One direct I/O request finished with @res (bytes or -errno). */

@@ -25,15 +25,15 @@
  * before that point left in w->pages in address order.  Never an errno: the
  * locked path decides what the error is.
  *
- * What is taken is a pin (FOLL_PIN), as the kernel's GUP-fast takes it:
- * first plain references (add-unless-zero, then the entries re-read), then,
- * once the page is known to be the one mapped, the reference is turned
- * into a pin - GUP_PIN_COUNTING_BIAS more on a small folio, the exact
- * _pincount on a large one - so that page_maybe_dma_pinned() sees it and
- * fork() copies the page for the child instead of sharing it.  The caller
- * (range.c) sets MMF_HAS_PINNED before the walk and checks
- * mm->write_protect_seq around it; pins are released with
- * unpin_user_pages*().
+ * What is taken is a pin (FOLL_PIN), in the order the kernel's GUP-fast
+ * takes it (try_grab_folio_fast(), gup_fast_pte_range()): the pin first -
+ * GUP_PIN_COUNTING_BIAS on a small folio, the exact _pincount on a large
+ * one - then the entries re-read, then the checks that need the pin to be
+ * visible (anon-exclusive); any failure undoes the pin and ends the walk.
+ * page_maybe_dma_pinned() then sees the page, so fork() copies it for the
+ * child and swap-out and migration leave it alone.  The caller (range.c)
+ * sets MMF_HAS_PINNED before the walk and checks mm->write_protect_seq
+ * around it; pins are released with unpin_user_pages*().
  */
 #include <linux/mm.h>
 #include <linux/page-flags.h>
@@ -56,20 +56,38 @@
 #define gpin_read_entry(p)	READ_ONCE(*(p))
 
 /*
- * Take @refs plain references on the folio of @page, unless its count is
- * zero (being freed, or frozen for split/migration).  The page may have
- * been split or freed and reused between reading the entry and here, so the
- * folio is re-derived after the reference is held.  A count that nears
- * overflow (or has wrapped negative: compared unsigned) is left to the
- * locked path, whose try_grab_folio() refuses it with -ENOMEM; the margin
- * of INT_MAX / 2 holds every pin that CPUs racing past this check at once
- * can add.
+ * Pin @refs subpages of the folio of @page, as try_grab_folio_fast() does
+ * for FOLL_PIN; NULL when it cannot be done here (the locked path decides).
+ *
+ * 1. Headroom first: never add to a count that could then pass
+ *    gpin_folio_ref_limit (range.c says why that limit leaves room for
+ *    every racer).  Compared unsigned, so a count that has wrapped
+ *    negative is refused too.  With interrupts off, nothing runs on this
+ *    CPU between the check and the add below, so each CPU has at most one
+ *    add of at most GUP_PIN_COUNTING_BIAS in flight past the check.
+ * 2. Add-unless-zero: a zero count is a folio being freed, or frozen for
+ *    split or migration, which must not be resurrected.
+ * 3. Re-derive the folio once the reference is held: it may have been split
+ *    (or freed and reused) since page_folio() was read.
+ * 4. The pin itself, then a full barrier, *before* the caller re-reads the
+ *    entries.  Swap-out and migration unshare an exclusive anon page
+ *    (page_try_share_anon_rmap(), 6.12: folio_try_share_anon_rmap_*()) by
+ *    clearing the entry, smp_mb(), then checking page_maybe_dma_pinned():
+ *    pinned, they back off and restore the entry.  We pin, smp_mb, then
+ *    re-read the entry.  So either they see our pin, or we see their
+ *    cleared entry.  A plain reference first and the bias after the
+ *    re-read (as this walk once did) loses that: the unmapper sees no pin,
+ *    goes on, and the pin lands on a page the process is losing.
  */
-static struct folio *gpin_try_get(struct page *page, int refs)
+static struct folio *gpin_try_pin(struct page *page, int refs,
+				  const struct gpin_walk *w)
 {
 	struct folio *folio = page_folio(page);
+	unsigned long add = folio_test_large(folio) ? refs :
+			    (unsigned long)refs * GUP_PIN_COUNTING_BIAS;
 
-	if (unlikely((unsigned int)folio_ref_count(folio) > INT_MAX / 2))
+	if (unlikely((unsigned long)(unsigned int)folio_ref_count(folio) + add >
+		     READ_ONCE(gpin_folio_ref_limit)))
 		return NULL;
 	if (!folio_ref_add_unless(folio, refs, 0))
 		return NULL;
@@ -77,12 +95,42 @@ static struct folio *gpin_try_get(struct page *page, int refs)
 		folio_put_refs(folio, refs);
 		return NULL;
 	}
+	/* ZONE_MOVABLE or CMA: only the locked path can migrate it out */
+	if (w->longterm && !folio_is_longterm_pinnable(folio)) {
+		folio_put_refs(folio, refs);
+		return NULL;
+	}
+	/* the references taken above stay: a pinned folio is referenced */
+	if (folio_test_large(folio))
+		atomic_add(refs, gpin_folio_pincount(folio));
+	else
+		folio_ref_add(folio, refs * (GUP_PIN_COUNTING_BIAS - 1));
+	/* pin before the re-read; pairs with the smp_mb() of the sharer */
+	smp_mb__after_atomic();
+	node_stat_mod_folio(folio, NR_FOLL_PIN_ACQUIRED, refs);
 	return folio;
 }
 
 /*
- * Whether the folio, which we hold and which is still mapped by the entry
- * we read (@writable: that entry allows writes), may be pinned here.
+ * Undo gpin_try_pin() (the kernel's gup_put_folio(FOLL_PIN)).  Interrupts
+ * may be off: the last reference may free the folio, as in GUP-fast.
+ * Not unpin_user_page(): on a CONFIG_DEBUG_VM kernel it asserts that the
+ * page is anon-exclusive, and undoing a pin that failed that check is one
+ * of our cases.
+ */
+static void gpin_unpin(struct folio *folio, int refs)
+{
+	node_stat_mod_folio(folio, NR_FOLL_PIN_RELEASED, refs);
+	if (folio_test_large(folio))
+		atomic_sub(refs, gpin_folio_pincount(folio));
+	else
+		refs *= GUP_PIN_COUNTING_BIAS;
+	folio_put_refs(folio, refs);
+}
+
+/*
+ * Whether the folio, which we have pinned and which is still mapped by the
+ * entry we read (@writable: that entry allows writes), may stay pinned.
  *
  * Anonymous memory only.  File, shmem, secretmem and device pages may need
  * the filesystem or driver to be told about the pin (writeback,
@@ -92,35 +140,27 @@ static struct folio *gpin_try_get(struct page *page, int refs)
  * be pinned as it is: a later write fault would move the process to a copy
  * and leave the pin on a page it no longer maps.  The locked path unshares
  * it first (gup_must_unshare()).  A writable mapping is exclusive already.
- * For a long-term pin, folios in ZONE_MOVABLE or CMA must be migrated
- * first, which only the locked path can do.
+ *
+ * Ordering: PageAnonExclusive is read after the pin and after the entry
+ * was re-read, behind smp_rmb() (as gup_must_unshare() does).  The sharer
+ * may clear the flag and put back the very same read-only entry, so no
+ * entry change tells us; it clears the flag only after checking for pins
+ * (smp_mb() between) and orders the clear before what follows
+ * (smp_mb__after_atomic()).  So either it saw our pin and kept the page
+ * exclusive, or we see the flag cleared and back off.
  */
 static bool gpin_folio_ok(struct folio *folio, struct page *page,
 			  bool writable, const struct gpin_walk *w)
 {
 	if (!folio_test_anon(folio))
 		return false;
-	if (!w->write && !writable &&
-	    (PageKsm(page) || !PageAnonExclusive(page)))
-		return false;
-	if (w->longterm && !folio_is_longterm_pinnable(folio))
-		return false;
+	if (!w->write && !writable) {
+		/* pairs with the sharer's smp_mb__after_atomic() */
+		smp_rmb();
+		if (PageKsm(page) || !PageAnonExclusive(page))
+			return false;
+	}
 	return true;
-}
-
-/*
- * Turn @refs references, taken by gpin_try_get(), into @refs pins.  The
- * references stay: a pinned folio is also a referenced one.
- */
-static void gpin_make_pins(struct folio *folio, int refs)
-{
-	if (folio_test_large(folio))
-		atomic_add(refs, gpin_folio_pincount(folio));
-	else
-		folio_ref_add(folio, refs * (GUP_PIN_COUNTING_BIAS - 1));
-	node_stat_mod_folio(folio, NR_FOLL_PIN_ACQUIRED, refs);
-	/* as GUP does: the page is in use, reclaim should age it so */
-	folio_set_referenced(folio);
 }
 
 static int gpin_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
@@ -152,33 +192,32 @@ static int gpin_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 			return 0;
 
 		page = pte_page(pte);
-		folio = gpin_try_get(page, 1);
+		folio = gpin_try_pin(page, 1, w);
 		if (!folio)
 			return 0;
 
 		/*
-		 * Take, then recheck.  Between our read of the pte and the
-		 * reference, the page may have been unmapped (munmap,
-		 * MADV_DONTNEED, migration, COW break after fork), freed and
-		 * even reused: our reference would then be on a page the
-		 * process no longer maps.  The unmapper clears the entry
-		 * before it drops the mapping's reference, and our
-		 * reference is a fully ordered atomic, so if both entries
-		 * still read the same now, the page was mapped here at a
-		 * moment when we already held it.  The pmd is rechecked
-		 * too: khugepaged may have emptied it (collapse) while this
-		 * old pte table stayed readable.
+		 * Pin, then recheck.  Between our read of the pte and the
+		 * pin, the page may have been unmapped (munmap,
+		 * MADV_DONTNEED, MADV_PAGEOUT, migration, COW break after
+		 * fork), freed and even reused: our pin would then be on a
+		 * page the process no longer maps.  The unmapper clears the
+		 * entry before it drops the mapping's reference or checks
+		 * for pins, and our pin is ordered before this re-read
+		 * (gpin_try_pin()), so if both entries still read the same
+		 * now, the page was mapped here at a moment when it was
+		 * already pinned.  The pmd is rechecked too: khugepaged may
+		 * have emptied it (collapse) while this old pte table stayed
+		 * readable.
 		 */
 		if (unlikely(pmd_val(pmd) != pmd_val(gpin_read_entry(pmdp)) ||
-			     pte_val(pte) != pte_val(ptep_get(ptep)))) {
-			folio_put_refs(folio, 1);
+			     pte_val(pte) != pte_val(ptep_get(ptep))) ||
+		    !gpin_folio_ok(folio, page, pte_write(pte), w)) {
+			gpin_unpin(folio, 1);
 			return 0;
 		}
-		if (!gpin_folio_ok(folio, page, pte_write(pte), w)) {
-			folio_put_refs(folio, 1);
-			return 0;
-		}
-		gpin_make_pins(folio, 1);
+		/* as GUP does: the page is in use, reclaim should age it so */
+		folio_set_referenced(folio);
 		w->pages[w->nr++] = page;
 	} while (ptep++, addr += PAGE_SIZE, addr != end);
 
@@ -186,18 +225,19 @@ static int gpin_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 }
 
 /*
- * A huge leaf maps a large folio: one add-unless-zero takes a reference for
- * every subpage in [addr, end), later one pin each, each released by its
- * own unpin (unpin_user_pages() counts a folio's consecutive pages).
+ * A huge leaf maps a large folio: one gpin_try_pin() takes a pin for every
+ * subpage in [addr, end), each released later by its own unpin
+ * (unpin_user_pages() counts a folio's consecutive pages).
  */
-static struct folio *gpin_huge_take(struct page *head, unsigned long addr,
-				    unsigned long end, unsigned long mask,
-				    struct page **first)
+static struct folio *gpin_huge_pin(struct page *head, unsigned long addr,
+				   unsigned long end, unsigned long mask,
+				   const struct gpin_walk *w,
+				   struct page **first)
 {
 	int refs = (end - addr) >> PAGE_SHIFT;
 
 	*first = nth_page(head, (addr & ~mask) >> PAGE_SHIFT);
-	return gpin_try_get(*first, refs);
+	return gpin_try_pin(*first, refs, w);
 }
 
 static void gpin_huge_commit(struct folio *folio, struct page *first,
@@ -206,7 +246,7 @@ static void gpin_huge_commit(struct folio *folio, struct page *first,
 {
 	unsigned long i, refs = (end - addr) >> PAGE_SHIFT;
 
-	gpin_make_pins(folio, refs);
+	folio_set_referenced(folio);
 	for (i = 0; i < refs; i++)
 		w->pages[w->nr++] = nth_page(first, i);
 	w->huge++;
@@ -223,16 +263,17 @@ static int gpin_pmd_leaf(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 	if (pmd_protnone(pmd) || pmd_devmap(pmd) || gpin_pmd_special(pmd))
 		return 0;
 
-	folio = gpin_huge_take(pmd_page(pmd), addr, end, PMD_MASK, &first);
+	folio = gpin_huge_pin(pmd_page(pmd), addr, end, PMD_MASK, w, &first);
 	if (!folio)
 		return 0;
 	/*
-	 * Same race as for a pte: split, zap or migration of the THP.  The
-	 * exclusive bit of a PMD-mapped THP or a hugetlb folio is its head's.
+	 * Same races, same order as for a pte: split, zap, swap-out or
+	 * migration of the THP.  The exclusive bit of a PMD-mapped THP or a
+	 * hugetlb folio is its head's.
 	 */
 	if (unlikely(pmd_val(pmd) != pmd_val(gpin_read_entry(pmdp))) ||
 	    !gpin_folio_ok(folio, &folio->page, pmd_write(pmd), w)) {
-		folio_put_refs(folio, (end - addr) >> PAGE_SHIFT);
+		gpin_unpin(folio, (end - addr) >> PAGE_SHIFT);
 		return 0;
 	}
 	gpin_huge_commit(folio, first, addr, end, w);
@@ -275,12 +316,12 @@ static int gpin_pud_leaf(pud_t pud, pud_t *pudp, unsigned long addr,
 	if (pud_devmap(pud) || gpin_pud_special(pud))
 		return 0;
 
-	folio = gpin_huge_take(pud_page(pud), addr, end, PUD_MASK, &first);
+	folio = gpin_huge_pin(pud_page(pud), addr, end, PUD_MASK, w, &first);
 	if (!folio)
 		return 0;
 	if (unlikely(pud_val(pud) != pud_val(gpin_read_entry(pudp))) ||
 	    !gpin_folio_ok(folio, &folio->page, pud_write(pud), w)) {
-		folio_put_refs(folio, (end - addr) >> PAGE_SHIFT);
+		gpin_unpin(folio, (end - addr) >> PAGE_SHIFT);
 		return 0;
 	}
 	gpin_huge_commit(folio, first, addr, end, w);

@@ -40,9 +40,12 @@ read -r -a check_flags <<<"$(pkg-config --cflags --libs check)"
 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I "$TOP/include" -I "$TOP/pin/lib" \
 	"$TOP/tests/pin/test_pin.c" "$TOP/tests/pin/test_pin_dio.c" \
-	"$TOP/tests/pin/test_pin_foll.c" \
+	"$TOP/tests/pin/test_pin_foll.c" "$TOP/tests/pin/test_pin_mm.c" \
+	"$TOP/tests/pin/test_pin_io.c" \
 	"$TOP/pin/lib/libgpin.c" \
 	"${check_flags[@]}" -pthread -o "$BUILD/test_pin"
+cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-I "$TOP/include" "$TOP/tests/pin/gpin-orphan.c" -o "$BUILD/gpin-orphan"
 
 status=0
 for k in "${kernels[@]}"; do
@@ -54,10 +57,17 @@ for k in "${kernels[@]}"; do
 	"$TOP/pin/kbuild.sh" "$KHEADERS" "$TOP/pin" "$TOP/include/gpin.h" \
 		"$BUILD/$KVER/kmod" "$BUILD/$KVER/gpin.ko"
 	rc=0
-	"$TOP/tests/rig/rig" --kernel "$k" --timeout 1200 \
+	# One 1 GiB huge page reserved at boot (test_hugetlb_1g) and two
+	# NUMA nodes to migrate between (move_pages).  With numa=fake=2 on
+	# 4 GiB no node keeps a free, aligned GiB once its memmap is placed
+	# (the reservation fails); on 6 GiB the second node does.
+	"$TOP/tests/rig/rig" --kernel "$k" --timeout 1200 --mem 6G \
+		--append "hugepagesz=1G hugepages=1 numa=fake=2" \
 		--insmod "$BUILD/$KVER/gpin.ko" \
 		--env "GPIN_RACE_SECONDS=${GPIN_RACE_SECONDS:-5}" \
 		--env "GPIN_BATCH=${GPIN_BATCH:-}" \
+		--env "GPIN_KO=$BUILD/$KVER/gpin.ko" \
+		--env "GPIN_ORPHAN=$BUILD/gpin-orphan" \
 		-- "$TOP/tests/pin/in-host.sh" "$BUILD/test_pin" || rc=$?
 	echo "=== kernel $k: exit $rc"
 	case $rc in

@@ -77,6 +77,23 @@ uint64_t pagemap_pfn(const void *addr)
 	return e & ((1ULL << 55) - 1);
 }
 
+/*
+ * PFNs of the @n pages from @addr, 0 where not present, with one read of
+ * /proc/self/pagemap (@fd).  Returns 0, or -1 when the read failed.  No
+ * assertion: threads call it.
+ */
+int pagemap_pfns(int fd, const void *addr, size_t n, uint64_t *out)
+{
+	ssize_t want = n * sizeof(*out);
+	size_t i;
+
+	if (pread(fd, out, want, (uintptr_t)addr / PAGE * sizeof(*out)) != want)
+		return -1;
+	for (i = 0; i < n; i++)
+		out[i] = out[i] & (1ULL << 63) ? out[i] & ((1ULL << 55) - 1) : 0;
+	return 0;
+}
+
 static void check_pfns(const void *start, size_t npages, const uint64_t *pfns)
 {
 	size_t i;
@@ -815,10 +832,30 @@ END_TEST
 /* ---- races ---------------------------------------------------------------- */
 
 #define RACE_LEN	(4 * HPAGE)
+#define RACE_MAX	600
 
 static char *race_buf;
 static volatile int race_stop;
 static unsigned long race_pins, race_errs;
+
+/*
+ * Whether a pin was on the pages mapped when it was taken.  After each pin
+ * the pinner reads pagemap for its range: every frame it was given must be
+ * the one mapped.  Only a mutator that legitimately takes a page away from
+ * under a pin (munmap/MAP_FIXED, MADV_DONTNEED: the pin then keeps the old
+ * page) can make them differ; those bracket their call with
+ * race_zap_begin()/race_zap_end(), and a pin that may have overlapped one
+ * is not compared.  Fork, copy-on-write, protection changes, THP split and
+ * collapse, and the owner's writes must never move a pinned page: a pin
+ * compared across them that does not match was stale.
+ * The shared zero page and the huge zero page are not compared: a
+ * read-only pin may take them (6.1), and a write replaces them, pinned or
+ * not.
+ */
+static int race_zapping;
+static unsigned long race_zaps;
+static unsigned long race_checked[GPIN_MODE_COUNT], race_unchecked, race_stale;
+static uint64_t race_zero_pfn, race_huge_zero_pfn;
 
 static unsigned int rnd(unsigned int *seed)
 {
@@ -826,27 +863,112 @@ static unsigned int rnd(unsigned int *seed)
 	return *seed >> 8;
 }
 
+static void race_zap_begin(void)
+{
+	__atomic_add_fetch(&race_zapping, 1, __ATOMIC_SEQ_CST);
+}
+
+static void race_zap_end(void)
+{
+	__atomic_add_fetch(&race_zaps, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&race_zapping, 1, __ATOMIC_SEQ_CST);
+}
+
+static bool race_zero(uint64_t pfn)
+{
+	return pfn == race_zero_pfn ||
+	       (race_huge_zero_pfn && pfn >= race_huge_zero_pfn &&
+		pfn < race_huge_zero_pfn + HPAGE / PAGE);
+}
+
+/* The frames of the shared zero page and the huge zero page. */
+static void race_find_zero_pfns(void)
+{
+	char *p = map_aligned(HPAGE, HPAGE);
+	volatile char c;
+
+	madvise(p, HPAGE, MADV_NOHUGEPAGE);
+	c = p[0];
+	race_zero_pfn = pagemap_pfn(p);
+	munmap(p, HPAGE);
+	p = map_aligned(HPAGE, HPAGE);
+	madvise(p, HPAGE, MADV_HUGEPAGE);
+	c = p[0];
+	(void)c;
+	/* 0 (nothing compared against) without a huge zero page */
+	race_huge_zero_pfn = pagemap_pfn(p);
+	if (race_huge_zero_pfn == race_zero_pfn)
+		race_huge_zero_pfn = 0;
+	munmap(p, HPAGE);
+}
+
+/*
+ * Compares one pin's frames with pagemap: the index of the first that
+ * differs, or -1 when all match (or pagemap could not be read: an error).
+ */
+static long race_compare(int pm, const char *addr, size_t n,
+			 const uint64_t *pfns, uint64_t *now)
+{
+	size_t i;
+
+	if (pagemap_pfns(pm, addr, n, now)) {
+		__atomic_add_fetch(&race_errs, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (!race_zero(pfns[i]) && pfns[i] != now[i])
+			return i;
+	return -1;
+}
+
 static void *race_pinner(void *arg)
 {
 	unsigned int seed = (unsigned int)(uintptr_t)arg;
+	uint64_t pfns[RACE_MAX], now[RACE_MAX];
 	struct libgpin *gp = libgpin_open();
+	int pm = open("/proc/self/pagemap", O_RDONLY);
 	uint32_t h;
 
-	if (!gp)
+	if (!gp || pm < 0)
 		return (void *)1;
 	while (!race_stop) {
-		size_t n = 1 + rnd(&seed) % 600;
+		size_t n = 1 + rnd(&seed) % RACE_MAX;
 		size_t off = rnd(&seed) % (RACE_LEN / PAGE - n);
 		unsigned int fl = rnd(&seed) & 1 ? GPIN_PIN_WRITE : 0;
+		int mode = rnd(&seed) % GPIN_MODE_COUNT;
+		char *addr = race_buf + off * PAGE;
+		unsigned long zaps;
+		int zapping;
+		long bad;
 
-		if (libgpin_pin(gp, race_buf + off * PAGE, n, GPIN_MODE_FAST, fl,
-			     NULL, &h, NULL)) {
+		/* order: zaps, zapping; pin; zapping, zaps (see above) */
+		zaps = __atomic_load_n(&race_zaps, __ATOMIC_SEQ_CST);
+		zapping = __atomic_load_n(&race_zapping, __ATOMIC_SEQ_CST);
+		if (libgpin_pin(gp, addr, n, mode, fl, pfns, &h, NULL)) {
 			/* holes, PROT_NONE, ENOMEM: expected while racing */
 			if (errno != EFAULT && errno != ENOMEM)
 				__atomic_add_fetch(&race_errs, 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		__atomic_add_fetch(&race_pins, 1, __ATOMIC_RELAXED);
+		bad = race_compare(pm, addr, n, pfns, now);
+		zapping |= __atomic_load_n(&race_zapping, __ATOMIC_SEQ_CST);
+		if (zapping || zaps != __atomic_load_n(&race_zaps,
+						       __ATOMIC_SEQ_CST)) {
+			/* a zap may have taken a page away: no verdict */
+			__atomic_add_fetch(&race_unchecked, 1,
+					   __ATOMIC_RELAXED);
+		} else if (bad >= 0) {
+			fprintf(stderr, "# race: %s pin stale at page %zu of "
+				"the buffer: pinned pfn %#llx, mapped %#llx\n",
+				libgpin_mode_name(mode), off + bad,
+				(unsigned long long)pfns[bad],
+				(unsigned long long)now[bad]);
+			__atomic_add_fetch(&race_stale, 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_add_fetch(&race_checked[mode], 1,
+					   __ATOMIC_RELAXED);
+		}
 		if (rnd(&seed) & 1)
 			libgpin_unpin(gp, h);	/* else released at close */
 		if ((rnd(&seed) & 63) == 0) {
@@ -856,6 +978,7 @@ static void *race_pinner(void *arg)
 				return (void *)1;
 		}
 	}
+	close(pm);
 	libgpin_close(gp);
 	return NULL;
 }
@@ -880,10 +1003,13 @@ static void *race_mutator(void *arg)
 		switch (rnd(&seed) % 8) {
 		case 0:
 			/* munmap + mmap in one step: no hole anyone can take */
-			if (owner)
+			if (owner) {
+				race_zap_begin();
 				mmap(p, 64 * PAGE, PROT_READ | PROT_WRITE,
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 				     -1, 0);
+				race_zap_end();
+			}
 			break;
 		case 1:
 			if (owner) {
@@ -893,7 +1019,9 @@ static void *race_mutator(void *arg)
 			}
 			break;
 		case 2:
+			race_zap_begin();
 			madvise(p, 64 * PAGE, MADV_DONTNEED);
+			race_zap_end();
 			break;
 		case 3:
 			pid = fork();	/* COW on every anonymous page */
@@ -904,7 +1032,9 @@ static void *race_mutator(void *arg)
 			break;
 		case 4:
 			/* zapping one 4K page of a THP splits its pmd */
+			race_zap_begin();
 			madvise(huge + PAGE, PAGE, MADV_DONTNEED);
+			race_zap_end();
 			break;
 		case 5:
 			madvise(huge, HPAGE, MADV_HUGEPAGE);
@@ -922,6 +1052,11 @@ static void *race_mutator(void *arg)
 	return NULL;
 }
 
+/*
+ * Pinners in every mode against the mutators above: no unexpected error,
+ * no stale pin (each pin's frames are compared with pagemap, see
+ * race_compare()), nothing left pinned (teardown), no oops or WARN.
+ */
 START_TEST(test_race)
 {
 	const char *env = getenv("GPIN_RACE_SECONDS");
@@ -930,6 +1065,7 @@ START_TEST(test_race)
 	void *ret;
 	int i;
 
+	race_find_zero_pfns();
 	race_buf = map_aligned(RACE_LEN, HPAGE);
 	madvise(race_buf, RACE_LEN, MADV_HUGEPAGE);
 	touch(race_buf, RACE_LEN, 0);
@@ -949,10 +1085,18 @@ START_TEST(test_race)
 	}
 	for (i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_join(mutators[i], NULL), 0);
-	fprintf(stderr, "# race: %lu pins in %d s, %lu unexpected errors\n",
-		race_pins, secs, race_errs);
+	fprintf(stderr, "# race: %lu pins in %d s, %lu unexpected errors; "
+		"frames checked against pagemap: fast %lu, locked %lu, "
+		"kernel %lu; %lu not comparable (a zap overlapped), %lu stale\n",
+		race_pins, secs, race_errs, race_checked[GPIN_MODE_FAST],
+		race_checked[GPIN_MODE_LOCKED], race_checked[GPIN_MODE_KERNEL],
+		race_unchecked, race_stale);
 	ck_assert_uint_gt(race_pins, 0);
 	ck_assert_uint_eq(race_errs, 0);
+	ck_assert_uint_eq(race_stale, 0);
+	for (i = 0; i < GPIN_MODE_COUNT; i++)
+		ck_assert_msg(race_checked[i] > 0, "no %s pin was checked",
+			      libgpin_mode_name(i));
 	munmap(race_buf, RACE_LEN);
 }
 END_TEST
@@ -1012,6 +1156,8 @@ static Suite *gpin_suite(void)
 
 	dio_add_tcases(s);
 	foll_add_tcases(s);
+	mm_add_tcases(s);
+	io_add_tcases(s);
 
 	return s;
 }

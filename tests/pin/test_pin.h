@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Shared by the gpin.ko test files (test_pin.c, test_pin_dio.c). */
+/* Shared by the gpin.ko test files (test_pin*.c). */
 #ifndef TEST_PIN_H
 #define TEST_PIN_H
 
@@ -22,6 +22,8 @@ extern struct libgpin *g;
 void *map_anon(size_t len, int prot);
 /* PFN of @addr from /proc/self/pagemap (root), 0 when not present. */
 uint64_t pagemap_pfn(const void *addr);
+/* The same for @n pages, in one read of pagemap opened as @fd; 0 or -1. */
+int pagemap_pfns(int fd, const void *addr, size_t n, uint64_t *out);
 void *map_aligned(size_t len, size_t align);
 void touch(void *p, size_t len, int seed);
 void stats(struct gpin_stats *st);
@@ -36,5 +38,11 @@ void dio_add_tcases(Suite *s);
 
 /* test_pin_foll.c */
 void foll_add_tcases(Suite *s);
+
+/* test_pin_mm.c */
+void mm_add_tcases(Suite *s);
+
+/* test_pin_io.c */
+void io_add_tcases(Suite *s);
 
 #endif /* TEST_PIN_H */
