@@ -7,6 +7,7 @@
 #include "api/pty.h"
 #include "console.h"
 #include "log.h"
+#include "thread.h"
 
 void console__init(struct console *con, int in_fd, int out_fd)
 {
@@ -115,7 +116,8 @@ int console__start(struct console *con)
 
 	if (con->started)
 		return 0;
-	ret = -pthread_create(&con->writer, NULL, console_writer, con);
+	ret = thread__start(&con->writer, console_writer, con,
+			   THREAD_STACK_SMALL);
 	if (!ret) {
 		pthread_setname_np(con->writer, "console");
 		con->started = true;

@@ -10,6 +10,7 @@
 
 #include "console.h"
 #include "log.h"
+#include "thread.h"
 #include "vcpu.h"
 #include "vm.h"
 
@@ -239,7 +240,8 @@ static void *vcpu_thread(void *arg)
 
 int vcpu__start(struct vcpu *vcpu)
 {
-	int ret = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
+	int ret = -thread__start(&vcpu->thread, vcpu_thread, vcpu,
+				THREAD_STACK_VCPU);
 	char name[16];
 
 	if (ret)

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "thread.h"
 #include "vm.h"
 #include "vm_churn.h"
 
@@ -95,7 +96,8 @@ int vm_churn__start(struct vm_churn *churn)
 
 	if (!churn)
 		return 0;
-	ret = -pthread_create(&churn->thread, NULL, churn_thread, churn);
+	ret = thread__start(&churn->thread, churn_thread, churn,
+			   THREAD_STACK_SMALL);
 	if (ret)
 		return ret;
 	churn->running = true;

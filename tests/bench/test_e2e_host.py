@@ -197,3 +197,12 @@ class ConfigVariants(unittest.TestCase):
         self.assertFalse(e2e.known_config("qemu@poll=200"))
         self.assertFalse(e2e.known_config("direct@x"))
         self.assertFalse(e2e.known_config("fastest@poll=200"))
+
+    def test_variants_follow_their_base_in_reports(self):
+        from gpinbench import e2e_report
+        recs = [{"kind": "job", "config": c} for c in
+                ("qemu", "fast@poll=0", "kernel", "fast", "kernel@poll=0")]
+        recs.append({"kind": "boot", "config": "locked"})
+        self.assertEqual(e2e_report.present(recs),
+                         ["fast", "fast@poll=0", "kernel", "kernel@poll=0",
+                          "qemu"])

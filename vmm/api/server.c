@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 
 #include "api/server.h"
+#include "thread.h"
 
 struct api_server {
 	struct MHD_Daemon *mhd;
@@ -127,6 +128,8 @@ struct api_server *api_server__start(int listen_fd,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 				  MHD_OPTION_CONNECTION_TIMEOUT, 60U,
 				  MHD_OPTION_CONNECTION_LIMIT, 16U,
+				  MHD_OPTION_THREAD_STACK_SIZE,
+				  (size_t)THREAD_STACK_API,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
 		snprintf(err, errlen, "cannot serve HTTP on fd %d", listen_fd);

@@ -95,6 +95,7 @@ struct blk_queue {
 	uint64_t last_done_ns;		/* the last pass that completed some */
 	uint64_t gap_ns;		/* between such passes, averaged */
 	unsigned int empty_polls;	/* poll=: timer passes that found none */
+	unsigned int peak_inflight;	/* most in flight since notifications on */
 	struct virtq_buf bufs[VIRTIO_BLK_QUEUE_SIZE];	/* one chain */
 	struct iovec iov[VIRTIO_BLK_QUEUE_SIZE];	/* its data */
 	struct blk_slot slots[VIRTIO_BLK_QUEUE_SIZE];
@@ -235,7 +236,8 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
 	}
 	slot->busy = true;
 	slot->gen = q->gen;
-	q->inflight++;
+	if (++q->inflight > q->peak_inflight)
+		q->peak_inflight = q->inflight;
 	return true;
 }
 
@@ -415,7 +417,13 @@ static long min_us(long a, long b)
 static bool still_hot(struct blk_queue *q, unsigned int flags,
 		      unsigned int taken)
 {
-	if (!q->blk->p.poll_us)
+	/*
+	 * A guest that keeps one request out at a time (qd1) sends the
+	 * next only when it has seen the last complete: a timer can only
+	 * be later than its notification, so only a queue that had two or
+	 * more in flight since it last asked for one counts as busy.
+	 */
+	if (!q->blk->p.poll_us || q->peak_inflight < 2)
 		return false;
 	if (taken)
 		q->empty_polls = 0;
@@ -461,6 +469,7 @@ static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
 		return false;
 	}
 	atomic_store(&q->quiet_us, 0);
+	q->peak_inflight = q->inflight;
 	virtq__enable_notify(vq);
 	return virtq__pending(vq) != 0;
 }

@@ -22,6 +22,7 @@
 #include <linux/futex.h>
 
 #include "log.h"
+#include "thread.h"
 #include "virtio/vq_service.h"
 
 #define VQS_RUN_OWNED	(1u << 0)
@@ -200,7 +201,8 @@ int vq_service__watch(struct vq_service *s, int fd)
 
 int vq_service__start(struct vq_service *s)
 {
-	int ret = -pthread_create(&s->thread, NULL, service_thread, s);
+	int ret = thread__start(&s->thread, service_thread, s,
+				THREAD_STACK_QUEUE);
 
 	s->thread_ok = !ret;
 	return ret;

@@ -91,8 +91,12 @@ def cell_label(cell):
 
 
 def present(records):
+    """The configurations with results, in CONFIGS' order; a variant
+    (fast@poll=0) right after its base configuration."""
     have = {r["config"] for r in records if r.get("kind") == "job"}
-    return [c for c in CONFIGS if c in have]
+    order = {c: i for i, c in enumerate(CONFIGS)}
+    return sorted(have, key=lambda c: (order.get(c.partition("@")[0],
+                                                 len(CONFIGS)), c))
 
 
 def figure_tables(jobs, configs, metric, title):
