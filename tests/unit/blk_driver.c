@@ -22,9 +22,12 @@ struct virtio_blk *blk;
 struct virtio_mmio *mmio;
 int irq_level, irq_raises;
 uint16_t avail_idx;
+void (*gtranslate_hook)(uint64_t gpa, uint64_t len);
 
 static void *gtranslate(void *opaque, uint64_t gpa, uint64_t len)
 {
+	if (gtranslate_hook)
+		gtranslate_hook(gpa, len);
 	if (gpa + len < gpa || gpa + len > MEM_SIZE)
 		return NULL;
 	return gmem + gpa;
@@ -84,6 +87,7 @@ void dev_setup_bare(void)
 	ck_assert_ptr_nonnull(gmem);
 	irq_level = irq_raises = 0;
 	avail_idx = 0;
+	gtranslate_hook = NULL;
 }
 
 void dev_setup(void)
@@ -118,7 +122,7 @@ void setup_queue(unsigned int q, uint32_t num, uint64_t desc)
  * What Linux's virtio_mmio does up to DRIVER_OK, with queue 0 only:
  * accepts every feature offered but @refuse.
  */
-void driver_init_refusing(uint64_t refuse)
+void driver_init_queue(uint64_t refuse, uint32_t num)
 {
 	uint64_t f;
 
@@ -137,10 +141,15 @@ void driver_init_refusing(uint64_t refuse)
 	wr(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
 			       VIRTIO_CONFIG_S_FEATURES_OK);
 	ck_assert(rd(VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_FEATURES_OK);
-	setup_queue(0, QS, DESC);
+	setup_queue(0, num, DESC);
 	wr(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
 			       VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
 	ck_assert_uint_eq(rd(VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET, 0);
+}
+
+void driver_init_refusing(uint64_t refuse)
+{
+	driver_init_queue(refuse, QS);
 }
 
 void driver_init(void)

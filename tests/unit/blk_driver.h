@@ -24,13 +24,19 @@
 #define HDR		0x8000ULL
 #define STATUS		0x8800ULL
 #define BUF		0x10000ULL		/* 4K-aligned data */
-#define DISK_SIZE	(1 << 20)
+#define DISK_SIZE	(8 << 20)	/* room for 4 MiB requests */
 
 extern uint8_t *gmem;
 extern struct virtio_blk *blk;
 extern struct virtio_mmio *mmio;
 extern int irq_level, irq_raises;
 extern uint16_t avail_idx;
+/*
+ * Called for every guest range the device translates (NULL: nothing), on
+ * the device's thread: a test's guest can act while the device walks its
+ * ring, as a guest on another vCPU would.
+ */
+extern void (*gtranslate_hook)(uint64_t gpa, uint64_t len);
 
 /* Guest memory and a scratch disk; dev_setup() also makes the device. */
 void dev_setup_bare(void);
@@ -44,7 +50,9 @@ void make_device(bool ro);
 uint32_t rd(uint64_t off);
 void wr(uint64_t off, uint32_t v);
 void setup_queue(unsigned int q, uint32_t num, uint64_t desc);
-/* Up to DRIVER_OK with queue 0 (QS entries), every feature but @refuse. */
+/* Up to DRIVER_OK with queue 0 (@num entries), every feature but @refuse. */
+void driver_init_queue(uint64_t refuse, uint32_t num);
+/* The same with QS entries. */
 void driver_init_refusing(uint64_t refuse);
 void driver_init(void);
 struct vring_desc *gdesc(unsigned int i);

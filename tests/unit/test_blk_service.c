@@ -20,6 +20,7 @@
 
 #include "blk_driver.h"
 #include "devices/blk_backend.h"
+#include "fake_disk.h"
 #include "unit.h"
 #include "virtio/vq_service.h"
 
@@ -110,118 +111,9 @@ END_TEST
 #define DEPTH		(QS / 2)	/* two descriptors a request */
 #define REQUESTS	5000
 
-/* A disk on its own thread: completes each request 0-400 us later. */
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t work;
-	struct blk_io *prepared[DEPTH], *queued[DEPTH], *done[DEPTH];
-	unsigned int nprepared, nqueued, ndone;
-	int efd;
-	bool stop;
-	pthread_t thread;
-} disk;
-
-static void *disk_thread(void *arg)
-{
-	unsigned int seed = 1;
-
-	pthread_mutex_lock(&disk.lock);
-	while (!disk.stop) {
-		struct blk_io *io;
-		struct timespec ts = { 0, 0 };
-
-		if (!disk.nqueued) {
-			pthread_cond_wait(&disk.work, &disk.lock);
-			continue;
-		}
-		io = disk.queued[0];
-		memmove(disk.queued, disk.queued + 1,
-			--disk.nqueued * sizeof(io));
-		pthread_mutex_unlock(&disk.lock);
-		if (rand_r(&seed) % 4)
-			ts.tv_nsec = rand_r(&seed) % 400000;
-		nanosleep(&ts, NULL);
-		pthread_mutex_lock(&disk.lock);
-		disk.done[disk.ndone++] = io;
-		eventfd_write(disk.efd, 1);
-	}
-	pthread_mutex_unlock(&disk.lock);
-	return NULL;
-}
-
-static int disk_start(struct blk_backend *be)
-{
-	be->direct = false;
-	be->lbs = 512;
-	disk.nprepared = disk.nqueued = disk.ndone = 0;
-	disk.stop = false;
-	pthread_mutex_init(&disk.lock, NULL);
-	pthread_cond_init(&disk.work, NULL);
-	disk.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (disk.efd < 0)
-		return -errno;
-	return -pthread_create(&disk.thread, NULL, disk_thread, NULL);
-}
-
-static int disk_prep(struct blk_backend *be, unsigned int q, struct blk_io *io)
-{
-	ck_assert_uint_lt(disk.nprepared, DEPTH);
-	disk.prepared[disk.nprepared++] = io;
-	return 0;
-}
-
-static int disk_submit(struct blk_backend *be, unsigned int q)
-{
-	pthread_mutex_lock(&disk.lock);
-	ck_assert_uint_le(disk.nqueued + disk.nprepared, DEPTH);
-	memcpy(disk.queued + disk.nqueued, disk.prepared,
-	       disk.nprepared * sizeof(disk.prepared[0]));
-	disk.nqueued += disk.nprepared;
-	disk.nprepared = 0;
-	pthread_cond_signal(&disk.work);
-	pthread_mutex_unlock(&disk.lock);
-	return 0;
-}
-
-static unsigned int disk_reap(struct blk_backend *be, unsigned int q)
-{
-	struct blk_io *done[DEPTH];
-	unsigned int i, n;
-
-	pthread_mutex_lock(&disk.lock);
-	n = disk.ndone;
-	memcpy(done, disk.done, n * sizeof(done[0]));
-	disk.ndone = 0;
-	pthread_mutex_unlock(&disk.lock);
-	for (i = 0; i < n; i++)
-		be->p.complete(be->p.opaque, q, done[i], 0);
-	return n;
-}
-
-static int disk_event_fd(struct blk_backend *be, unsigned int q)
-{
-	return disk.efd;
-}
-
-static void disk_stop(struct blk_backend *be)
-{
-	pthread_mutex_lock(&disk.lock);
-	disk.stop = true;
-	pthread_cond_signal(&disk.work);
-	pthread_mutex_unlock(&disk.lock);
-	pthread_join(disk.thread, NULL);
-	close(disk.efd);
-}
-
-static const struct blk_backend_ops disk_ops = {
-	.name = "test-disk",
-	.start = disk_start,
-	.prep = disk_prep,
-	.submit = disk_submit,
-	.reap = disk_reap,
-	.event_fd = disk_event_fd,
-	.stop = disk_stop,
-};
+/* The disk completes each request 0-400 us later. */
+static const struct fake_disk_opts slow_disk = { .max_delay_us = 400,
+						 .fill = -1 };
 
 /*
  * At depth 1 the driver publishes just as the device goes idle (the race
@@ -345,7 +237,7 @@ static unsigned int run_driver(unsigned int depth, bool event_idx,
 START_TEST(test_no_lost_wakeup)
 {
 	struct virtio_blk_params p = {
-		.nqueues = 1, .backend = &disk_ops,
+		.nqueues = 1, .backend = &fake_disk_ops,
 		.no_event_idx = !modes[_i].event_idx,
 		.iothread = modes[_i].iothread,
 		.poll_us = modes[_i].poll_us,
@@ -353,6 +245,7 @@ START_TEST(test_no_lost_wakeup)
 	unsigned int completed;
 
 	dev_setup_bare();
+	fake_disk__set(&slow_disk);
 	make_device_with(&p);
 	completed = run_driver(modes[_i].depth, modes[_i].event_idx,
 			       modes[_i].iothread, REQUESTS, 30);
@@ -379,13 +272,14 @@ static double seconds_since(const struct timespec *t0)
 START_TEST(test_iops_limit)
 {
 	struct virtio_blk_params p = {
-		.nqueues = 1, .backend = &disk_ops, .iops = 200,
+		.nqueues = 1, .backend = &fake_disk_ops, .iops = 200,
 		.iothread = _i,
 	};
 	struct timespec t0;
 	unsigned int completed;
 
 	dev_setup_bare();
+	fake_disk__set(&slow_disk);
 	make_device_with(&p);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	completed = run_driver(DEPTH, true, _i, 120, 30);

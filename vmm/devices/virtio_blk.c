@@ -490,19 +490,38 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 {
 	struct virtio_blk *blk = opaque;
 	struct blk_queue *q = &blk->q[qi];
-	struct virtq *vq = &blk->vdev.vqs[qi];
+	struct virtq *vq;
 	bool prepared = false, more;
 	unsigned int taken = 0;
 
 	if (blk->be->ops->reap(blk->be, qi))
 		note_completions(q);
+	/*
+	 * What the backend kept back goes out on a stopped queue too (the
+	 * guest broke it, or a reset waits for it to drain): left prepared
+	 * it would never complete, and would hold its slot and its bounce
+	 * buffer for ever.
+	 */
+	if (atomic_load(&q->retry))
+		submit(q, flags);
 	if (!q->active) {
+		/*
+		 * Nothing to look at until a reset (the guest broke the
+		 * ring, or a reset stops the queue): the thread wakes for
+		 * completions only, not on a timer a pass set before.
+		 */
+		atomic_store(&q->quiet_us, 0);
+		atomic_store(&q->throttle_us, 0);
 		note_drained(q);
 		return false;
 	}
+	/*
+	 * Only an active queue has rings: once the transport is gone (the
+	 * VMM's exit, completions of requests a reset gave up on) there is
+	 * not even the array of them.
+	 */
+	vq = &blk->vdev.vqs[qi];
 	signal_used(q);
-	if (atomic_load(&q->retry))
-		submit(q, flags);
 	atomic_store(&q->throttle_us, 0);
 	more = take_chains(q, vq, &prepared, &taken);
 	if (prepared)
@@ -607,7 +626,7 @@ static void forget_inflight(struct virtio_blk *blk, struct blk_queue *q)
 		q->gen++;
 	}
 	q->need_irq = false;
-	atomic_store(&q->retry, false);
+	/* q->retry stays: what the backend kept back still has to go out */
 	vq_service__unhold(&q->svc, 0);
 }
 

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libFuzzer target: the virtio-blk device with its real threads while a
+ * second guest thread keeps rewriting guest memory - descriptors, rings,
+ * headers - under it.  The device (devices/virtio_blk.c on virtio-mmio)
+ * runs as in gpin-vmm: each queue has its thread (blkN-qM), the fuzzer's
+ * thread is the vCPU that writes registers and notifies (or, io=iothread,
+ * signals the queue's eventfd), and a fake disk completes requests on
+ * its own thread after a short delay.
+ *
+ * The input: byte 0 picks the device (bit 0: io=iothread) and the number
+ * of racer writes (bits 1-4); then that many 8-byte racer entries (a
+ * 32-bit value, an address in guest RAM), which the racer thread stores
+ * in a loop, each alternately as given and inverted, until the input
+ * ends; then 8-byte guest actions as in fuzz_virtio_blk_dev.c (register
+ * write or read, RAM write, and "let the threads run" for up to 255 us,
+ * or toggle a disk that refuses submissions).  At the end the racer
+ * stops, the device is reset, and every request that reached the disk
+ * must come back to the device (none lost, none twice), with no bounce
+ * buffer left.
+ *
+ * Built twice: with ASan and UBSan (a short CI run: a rewrite between a
+ * check and a use shows as a buffer outside guest RAM or a sanitizer
+ * report), and with TSan as a benchmark binary (docs/results/fuzz.md).
+ * Races on guest memory are the design - the device copies each
+ * descriptor once and checks the copy, the guest may write what it likes
+ * meanwhile - so guest RAM is annotated benign for TSan and every report
+ * it makes is about the VMM's own state.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/virtio_mmio.h>
+
+#include "devices/blk_backend.h"
+#include "devices/virtio_blk.h"
+#include "virtio/mmio.h"
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RACE_TSAN 1
+#endif
+#endif
+
+#define RAM_SIZE	(256u << 10)
+#define NQ		2
+#define QSZ		VIRTIO_BLK_QUEUE_SIZE
+#define MMIO_BASE	0xd0000000ULL
+#define RACER_MAX	15
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#ifdef RACE_TSAN
+#include <elf.h>
+#include <link.h>
+
+void AnnotateBenignRaceSized(const char *file, int line,
+			     const volatile void *mem, size_t size,
+			     const char *desc);
+const char *__tsan_default_options(void);
+
+/*
+ * A report is a failure; the fuzzer keeps the input.  Called before TSan
+ * is set up, so not instrumented.
+ */
+__attribute__((disable_sanitizer_instrumentation, no_sanitize("coverage")))
+const char *__tsan_default_options(void)
+{
+	return "halt_on_error=1:second_deadlock_stack=1";
+}
+
+static int program_base(struct dl_phdr_info *info, size_t size, void *base)
+{
+	*(uintptr_t *)base = info->dlpi_addr;
+	return 1;			/* the first object is the program */
+}
+
+/*
+ * The fuzzer's coverage counters (section __sancov_cntrs), which every
+ * thread bumps without a lock and clang 14's TSan instruments: benign
+ * too.  (Naming __start___sancov_cntrs here makes the linker drop the
+ * fuzzer's own registration of them, so the section is looked up in the
+ * program file.)
+ */
+static void annotate_counters(void)
+{
+	FILE *f = fopen("/proc/self/exe", "rb");
+	uintptr_t base = 0;
+	Elf64_Shdr *sh;
+	Elf64_Ehdr *eh;
+	char *elf;
+	long len;
+	int i;
+
+	if (!f || fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0)
+		abort();
+	elf = malloc(len);
+	rewind(f);
+	if (!elf || fread(elf, 1, len, f) != (size_t)len)
+		abort();
+	fclose(f);
+	dl_iterate_phdr(program_base, &base);
+	eh = (Elf64_Ehdr *)elf;
+	sh = (Elf64_Shdr *)(elf + eh->e_shoff);
+	for (i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(elf + sh[eh->e_shstrndx].sh_offset + sh[i].sh_name,
+			    "__sancov_cntrs"))
+			AnnotateBenignRaceSized(__FILE__, __LINE__,
+						(void *)(base + sh[i].sh_addr),
+						sh[i].sh_size,
+						"the fuzzer's coverage counters");
+	free(elf);
+}
+#endif
+
+static uint8_t ram[RAM_SIZE] __attribute__((aligned(4096)));
+static char disk_path[] = "/dev/shm/fuzz_virtio_blk_race.XXXXXX";
+
+static void *translate(void *opaque, uint64_t gpa, uint64_t len)
+{
+	if (gpa > RAM_SIZE || len > RAM_SIZE - gpa)
+		return NULL;
+	return ram + gpa;
+}
+
+static void set_irq(void *opaque, unsigned int gsi, int level)
+{
+}
+
+/* ---- the disk: its own thread, per device ---------------------------- */
+
+struct at_disk {
+	struct blk_io *io;
+	unsigned int q;
+};
+
+struct race_disk {
+	/* each queue owner's: prepared, not submitted */
+	struct blk_io *prepared[NQ][QSZ];
+	unsigned int nprepared[NQ];
+
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	struct at_disk queued[NQ * QSZ];
+	unsigned int nqueued;
+	struct blk_io *done[NQ][QSZ];
+	unsigned int ndone[NQ];
+	unsigned long submitted, reaped;
+	unsigned int delay_us;
+	bool full, stop;
+	int efd[NQ];
+	pthread_t thread;
+};
+
+static void sleep_us(unsigned int us)
+{
+	struct timespec ts = { 0, us * 1000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Every buffer lies in guest RAM; a READ brings its first and last byte. */
+static void disk_io(struct blk_io *io)
+{
+	unsigned int i;
+
+	if (io->op != BLK_IO_READ && io->op != BLK_IO_WRITE)
+		return;
+	for (i = 0; i < io->niov; i++) {
+		uint8_t *b = io->iov[i].iov_base;
+		size_t len = io->iov[i].iov_len;
+
+		if (b < ram || len > RAM_SIZE || b + len > ram + RAM_SIZE)
+			abort();
+		if (io->op == BLK_IO_READ && !io->bounce && len) {
+			__atomic_store_n(b, 0xab, __ATOMIC_RELAXED);
+			__atomic_store_n(b + len - 1, 0xab, __ATOMIC_RELAXED);
+		}
+	}
+	if (io->op == BLK_IO_READ && io->bounce)
+		memset(io->bounce, 0xcd, io->len < 4096 ? io->len : 4096);
+}
+
+static void *disk_thread(void *arg)
+{
+	struct race_disk *d = arg;
+
+	pthread_mutex_lock(&d->lock);
+	while (!d->stop) {
+		struct at_disk r;
+		unsigned int delay;
+
+		if (!d->nqueued) {
+			pthread_cond_wait(&d->work, &d->lock);
+			continue;
+		}
+		r = d->queued[0];
+		memmove(d->queued, d->queued + 1, --d->nqueued * sizeof(r));
+		delay = d->delay_us;
+		pthread_mutex_unlock(&d->lock);
+		if (delay)
+			sleep_us(delay);
+		disk_io(r.io);
+		pthread_mutex_lock(&d->lock);
+		d->done[r.q][d->ndone[r.q]++] = r.io;
+		eventfd_write(d->efd[r.q], 1);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+static int disk_start(struct blk_backend *be)
+{
+	struct race_disk *d = calloc(1, sizeof(*d));
+	unsigned int i;
+
+	if (!d)
+		return -ENOMEM;
+	be->priv = d;
+	be->direct = true;	/* misaligned buffers bounce */
+	be->lbs = 512;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->work, NULL);
+	for (i = 0; i < NQ; i++) {
+		d->efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (d->efd[i] < 0)
+			abort();
+	}
+	return -pthread_create(&d->thread, NULL, disk_thread, d);
+}
+
+static int disk_prep(struct blk_backend *be, unsigned int q, struct blk_io *io)
+{
+	struct race_disk *d = be->priv;
+	int ret = 0;
+
+	if (q >= NQ)
+		abort();
+	if (io->op == BLK_IO_READ || io->op == BLK_IO_WRITE)
+		ret = blk_backend__bounce(be, io);
+	if (ret)
+		return ret;
+	/* the owner's list, but the fuzzer's thread looks at its length */
+	pthread_mutex_lock(&d->lock);
+	if (d->nprepared[q] == QSZ)
+		abort();
+	d->prepared[q][d->nprepared[q]++] = io;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+static int disk_submit(struct blk_backend *be, unsigned int q)
+{
+	struct race_disk *d = be->priv;
+	unsigned int i, n;
+
+	pthread_mutex_lock(&d->lock);
+	n = d->ndone[q];
+	if (d->full && d->nprepared[q]) {
+		pthread_mutex_unlock(&d->lock);
+		return -EAGAIN;
+	}
+	for (i = 0; i < d->nqueued; i++)
+		n += d->queued[i].q == q;
+	if (n + d->nprepared[q] > QSZ)
+		abort();	/* more than a queue's depth out */
+	for (i = 0; i < d->nprepared[q]; i++)
+		d->queued[d->nqueued++] = (struct at_disk) {
+			d->prepared[q][i], q };
+	d->submitted += d->nprepared[q];
+	d->nprepared[q] = 0;
+	pthread_cond_signal(&d->work);
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+static unsigned int disk_reap(struct blk_backend *be, unsigned int q)
+{
+	struct race_disk *d = be->priv;
+	struct blk_io *done[QSZ];
+	unsigned int i, n;
+
+	pthread_mutex_lock(&d->lock);
+	n = d->ndone[q];
+	memcpy(done, d->done[q], n * sizeof(done[0]));
+	d->ndone[q] = 0;
+	d->reaped += n;
+	pthread_mutex_unlock(&d->lock);
+	for (i = 0; i < n; i++)
+		be->p.complete(be->p.opaque, q, done[i], (int64_t)done[i]->len);
+	return n;
+}
+
+static int disk_event_fd(struct blk_backend *be, unsigned int q)
+{
+	return ((struct race_disk *)be->priv)->efd[q];
+}
+
+static void disk_stop(struct blk_backend *be)
+{
+	struct race_disk *d = be->priv;
+	unsigned int i;
+
+	pthread_mutex_lock(&d->lock);
+	d->stop = true;
+	pthread_cond_signal(&d->work);
+	pthread_mutex_unlock(&d->lock);
+	pthread_join(d->thread, NULL);
+	for (i = 0; i < NQ; i++)
+		close(d->efd[i]);
+	free(d);
+}
+
+static const struct blk_backend_ops race_disk_ops = {
+	.name = "race",
+	.start = disk_start,
+	.prep = disk_prep,
+	.submit = disk_submit,
+	.reap = disk_reap,
+	.event_fd = disk_event_fd,
+	.stop = disk_stop,
+};
+
+/* ---- the devices: io=vcpu and io=iothread, made once ------------------ */
+
+static struct virtio_blk *blks[2];
+
+static struct race_disk *disk_of(struct virtio_blk *blk)
+{
+	return virtio_blk__backend(blk)->priv;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	int fd = mkstemp(disk_path);
+	char err[256];
+	unsigned int i;
+
+	if (fd < 0 || ftruncate(fd, 8 << 20))
+		abort();
+	close(fd);
+#ifdef RACE_TSAN
+	AnnotateBenignRaceSized(__FILE__, __LINE__, ram, sizeof(ram),
+				"guest RAM: the guest writes it at any time");
+	annotate_counters();
+#endif
+	for (i = 0; i < 2; i++) {
+		struct virtio_blk_params p = {
+			.path = disk_path,
+			.nqueues = NQ,
+			.iothread = i,
+			.backend = &race_disk_ops,
+			.index = i,
+			.quiet = true,
+		};
+
+		blks[i] = virtio_blk__create(&p, err, sizeof(err));
+		if (!blks[i])
+			abort();
+	}
+	return 0;
+}
+
+/* ---- the racer --------------------------------------------------------- */
+
+static struct racer {
+	uint32_t off[RACER_MAX], val[RACER_MAX];
+	unsigned int n;
+	_Atomic bool run;
+	pthread_t thread;
+} racer;
+
+static void *racer_thread(void *arg)
+{
+	unsigned int i, iter = 0;
+
+	while (atomic_load_explicit(&racer.run, memory_order_relaxed)) {
+		for (i = 0; i < racer.n; i++)
+			__atomic_store_n((uint32_t *)(ram + racer.off[i]),
+					 iter & 1 ? ~racer.val[i] : racer.val[i],
+					 __ATOMIC_RELAXED);
+		iter++;
+	}
+	return NULL;
+}
+
+/* ---- the guest ------------------------------------------------------- */
+
+enum { A_WRITE_REG, A_READ_REG, A_WRITE_RAM, A_RUN, A_KINDS };
+
+static void write_reg(struct virtio_mmio *m, struct virtio_blk *blk,
+		      bool iothread, uint16_t off, uint32_t val)
+{
+	uint64_t v = val;
+
+	off %= VIRTIO_MMIO_WINDOW - 3;
+	/* io=iothread: KVM signals the queue's eventfd, no exit */
+	if (iothread && off == VIRTIO_MMIO_QUEUE_NOTIFY) {
+		if (val < NQ)
+			eventfd_write(virtio_blk__kick_fd(blk, val), 1);
+		return;
+	}
+	virtio_mmio__ops.write(m, off, &v, 4);
+}
+
+/* After the reset: everything that reached the disk came back. */
+static void wait_idle(struct virtio_blk *blk)
+{
+	struct race_disk *d = disk_of(blk);
+	unsigned int i;
+
+	for (i = 0; i < 50000; i++) {
+		bool idle;
+
+		pthread_mutex_lock(&d->lock);
+		idle = d->reaped == d->submitted && !d->nqueued &&
+		       !d->nprepared[0] && !d->nprepared[1];
+		if (d->reaped > d->submitted)
+			abort();	/* reaped twice */
+		pthread_mutex_unlock(&d->lock);
+		if (idle && !virtio_blk__backend(blk)->bounce_bytes)
+			return;
+		sleep_us(100);
+	}
+	abort();	/* a request left behind, or a bounce buffer */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct virtq_mem mem = { .translate = translate };
+	struct virtio_blk *blk;
+	struct race_disk *d;
+	struct virtio_mmio *m;
+	bool iothread;
+	size_t i;
+
+	if (!size)
+		return 0;
+	iothread = data[0] & 1;
+	blk = blks[iothread];
+	d = disk_of(blk);
+	racer.n = (data[0] >> 1) % (RACER_MAX + 1);
+	data++;
+	size--;
+	if (size < racer.n * 8)
+		racer.n = size / 8;
+	for (i = 0; i < racer.n; i++) {
+		memcpy(&racer.val[i], data + 8 * i, 4);
+		memcpy(&racer.off[i], data + 8 * i + 4, 4);
+		racer.off[i] = (racer.off[i] % RAM_SIZE) & ~3u;
+	}
+	data += 8 * racer.n;
+	size -= 8 * racer.n;
+
+	memset(ram, 0, sizeof(ram));
+	pthread_mutex_lock(&d->lock);
+	d->delay_us = 0;
+	d->full = false;
+	pthread_mutex_unlock(&d->lock);
+	m = virtio_mmio__create(virtio_blk__dev(blk), &mem, MMIO_BASE, 16,
+				set_irq, NULL);
+	if (!m)
+		abort();
+	atomic_store(&racer.run, true);
+	if (racer.n && pthread_create(&racer.thread, NULL, racer_thread, NULL))
+		abort();
+
+	for (i = 0; i + 8 <= size; i += 8) {
+		const uint8_t *a = data + i;
+		uint16_t off;
+		uint32_t val;
+		uint64_t v;
+
+		memcpy(&off, a + 2, sizeof(off));
+		memcpy(&val, a + 4, sizeof(val));
+		switch (a[0] % A_KINDS) {
+		case A_WRITE_REG:
+			write_reg(m, blk, iothread, off, val);
+			break;
+		case A_READ_REG:
+			virtio_mmio__ops.read(m, off % (VIRTIO_MMIO_WINDOW - 3),
+					      &v, 4);
+			break;
+		case A_WRITE_RAM:
+			memcpy(ram + (((uint32_t)a[1] << 16 | off) %
+				      (RAM_SIZE - 3)), &val, 4);
+			break;
+		case A_RUN:
+			/*
+			 * a[1]: bit 7 toggles a disk that refuses
+			 * submissions, bits 0-5 its delay (us); then the
+			 * threads run for off % 256 us.
+			 */
+			pthread_mutex_lock(&d->lock);
+			if (a[1] & 0x80)
+				d->full = !d->full;
+			d->delay_us = a[1] & 0x3f;
+			pthread_mutex_unlock(&d->lock);
+			sleep_us(off & 0xff);
+			break;
+		}
+	}
+
+	atomic_store(&racer.run, false);
+	if (racer.n)
+		pthread_join(racer.thread, NULL);
+	pthread_mutex_lock(&d->lock);
+	d->full = false;
+	pthread_mutex_unlock(&d->lock);
+	/*
+	 * The guest resets the device; what the reset gives up on
+	 * completes later, after the transport is gone (as at the VMM's
+	 * exit), stale.
+	 */
+	virtio_mmio__destroy(m);
+	wait_idle(blk);
+	return 0;
+}
