@@ -515,62 +515,126 @@ START_TEST(test_busy_head_reoffered)
 }
 END_TEST
 
-#define SHARED		16		/* the data descriptors' first index */
-#define BUDGET_REQS	(BLK_BOUNCE_BUDGET / (VIRTIO_BLK_SEG_MAX * VIRTIO_BLK_SIZE_MAX))
+/* bounced requests of SLOT_IOV x SIZE_MAX that fill the disk's budget */
+#define SMALL_BYTES	(VIRTIO_BLK_SLOT_IOV * VIRTIO_BLK_SIZE_MAX)
+#define BOUNCE_REQS	(BLK_BOUNCE_BUDGET / SMALL_BYTES)
+/* requests of SEG_MAX segments that fill a queue's iovec budget */
+#define BIG_REQS	(VIRTIO_BLK_IOV_BUDGET / VIRTIO_BLK_SEG_MAX)
 
 /*
- * Requests of the largest size the device takes (SEG_MAX x SIZE_MAX =
- * 4 MiB), misaligned so each needs a 4 MiB bounce buffer, all aliasing
- * the same 32 KiB of guest memory: nine chains whose heads share one run
- * of descriptors.  Eight fill BLK_BOUNCE_BUDGET; the ninth fails with
- * IOERR at once, without an allocation; the device does not need a
- * reset, and once the eight are done it serves the same chain again.
+ * Heads 0..@nheads - 1 of READs of @segs segments that all share one run
+ * of data descriptors at the end of the table, each of SIZE_MAX bytes at
+ * @buf (the same guest memory), then a status.  Returns the run's first
+ * descriptor.
+ */
+static uint16_t shared_chains(unsigned int nheads, unsigned int segs,
+			      uint64_t buf)
+{
+	const uint16_t first = VIRTIO_BLK_QUEUE_SIZE - 1 - segs;
+	struct virtio_blk_outhdr h = { .type = VIRTIO_BLK_T_IN };
+	unsigned int i;
+
+	ck_assert_uint_lt(nheads, first);
+	memcpy(gmem + HDR, &h, sizeof(h));
+	for (i = 0; i < nheads; i++)
+		*gdesc(i) = (struct vring_desc) { HDR, 16, VRING_DESC_F_NEXT,
+						  first };
+	for (i = first; i < first + segs; i++)
+		*gdesc(i) = (struct vring_desc) { buf, VIRTIO_BLK_SIZE_MAX,
+			VRING_DESC_F_NEXT | VRING_DESC_F_WRITE, i + 1 };
+	*gdesc(i) = (struct vring_desc) { STATUS, 1, VRING_DESC_F_WRITE, 0 };
+	gmem[STATUS] = 0xff;
+	return first;
+}
+
+/*
+ * Misaligned READs (BUF + 1, so each needs a bounce buffer) that all
+ * alias the same 32 KiB of guest memory, SLOT_IOV segments each so no
+ * iovec is borrowed: BOUNCE_REQS fill BLK_BOUNCE_BUDGET; the next fails
+ * with IOERR at once, without an allocation; the device does not need a
+ * reset, and once the others are done it serves the same chain again.
  */
 START_TEST(test_bounce_budget)
 {
 	const uint32_t num = VIRTIO_BLK_QUEUE_SIZE;
-	struct virtio_blk_outhdr h = { .type = VIRTIO_BLK_T_IN };
 	unsigned int i;
 
-	ck_assert_uint_eq(BUDGET_REQS, 8);
+	ck_assert_uint_eq(BOUNCE_REQS, 128);
 	make_fake_device(&held_disk);
 	driver_init_queue(0, num);
-	memcpy(gmem + HDR, &h, sizeof(h));
-	for (i = 0; i <= BUDGET_REQS; i++)
-		*gdesc(i) = (struct vring_desc) { HDR, 16, VRING_DESC_F_NEXT,
-						  SHARED };
-	for (i = 0; i < VIRTIO_BLK_SEG_MAX; i++)
-		*gdesc(SHARED + i) = (struct vring_desc) {
-			BUF + 1, VIRTIO_BLK_SIZE_MAX,
-			VRING_DESC_F_NEXT | VRING_DESC_F_WRITE, SHARED + i + 1 };
-	*gdesc(SHARED + i) = (struct vring_desc) { STATUS, 1,
-						   VRING_DESC_F_WRITE, 0 };
-	gmem[STATUS] = 0xff;
-	for (i = 0; i <= BUDGET_REQS; i++)
+	shared_chains(BOUNCE_REQS + 1, VIRTIO_BLK_SLOT_IOV, BUF + 1);
+	for (i = 0; i <= BOUNCE_REQS; i++)
 		publish(i, num);
 	notify();
 
-	ck_assert_uint_eq(fake_disk__queued(), BUDGET_REQS);
+	ck_assert_uint_eq(fake_disk__queued(), BOUNCE_REQS);
 	ck_assert_uint_eq(bounce_bytes(), BLK_BOUNCE_BUDGET);
 	ck_assert_uint_eq(gused()->idx, 1);
-	ck_assert_uint_eq(gused()->ring[0].id, BUDGET_REQS);
+	ck_assert_uint_eq(gused()->ring[0].id, BOUNCE_REQS);
 	ck_assert_uint_eq(gused()->ring[0].len, 1);
 	ck_assert_uint_eq(gmem[STATUS], VIRTIO_BLK_S_IOERR);
 	ck_assert(!needs_reset());
 
 	fake_disk__hold(false);
-	ck_assert(wait_used(BUDGET_REQS + 1));
+	ck_assert(wait_used(BOUNCE_REQS + 1));
 	ck_assert_uint_eq(gmem[STATUS], VIRTIO_BLK_S_OK);
 	ck_assert_uint_eq(bounce_bytes(), 0);
 	for (i = 0; i < VIRTIO_BLK_SIZE_MAX; i++)
 		ck_assert_uint_eq(gmem[BUF + 1 + i], 0x5a);
 
 	gmem[STATUS] = 0xff;
-	publish(BUDGET_REQS, num);
+	publish(BOUNCE_REQS, num);
 	notify();
-	ck_assert(wait_used(BUDGET_REQS + 2));
+	ck_assert(wait_used(BOUNCE_REQS + 2));
 	ck_assert_uint_eq(gmem[STATUS], VIRTIO_BLK_S_OK);
 	ck_assert_uint_eq(bounce_bytes(), 0);
+	ck_assert(!needs_reset());
+}
+END_TEST
+
+/*
+ * Requests of SEG_MAX segments whose heads share one run of data
+ * descriptors - what no driver that keeps to the ring protocol can have
+ * in flight: BIG_REQS of them take the queue's whole iovec budget, the
+ * next fails with IOERR at once, and once they are done the same chain
+ * goes through.  Requests that fit their slots still go meanwhile.
+ */
+START_TEST(test_iov_budget)
+{
+	const uint32_t num = VIRTIO_BLK_QUEUE_SIZE;
+	unsigned int i;
+	uint16_t first;
+
+	ck_assert_uint_eq(BIG_REQS, 4);
+	make_fake_device(&held_disk);
+	driver_init_queue(0, num);
+	first = shared_chains(BIG_REQS + 1, VIRTIO_BLK_SEG_MAX, BUF + 1);
+	for (i = 0; i <= BIG_REQS; i++)
+		publish(i, num);
+	notify();
+
+	ck_assert_uint_eq(fake_disk__queued(), BIG_REQS);
+	ck_assert_uint_eq(gused()->idx, 1);
+	ck_assert_uint_eq(gused()->ring[0].id, BIG_REQS);
+	ck_assert_uint_eq(gmem[STATUS], VIRTIO_BLK_S_IOERR);
+	ck_assert(!needs_reset());
+
+	/* one of SLOT_IOV segments borrows nothing: it goes */
+	*gdesc(BIG_REQS + 1) = (struct vring_desc) { HDR, 16, VRING_DESC_F_NEXT,
+		first + VIRTIO_BLK_SEG_MAX - VIRTIO_BLK_SLOT_IOV };
+	publish(BIG_REQS + 1, num);
+	notify();
+	ck_assert_uint_eq(fake_disk__queued(), BIG_REQS + 1);
+
+	fake_disk__hold(false);
+	ck_assert(wait_used(BIG_REQS + 2));
+	ck_assert_uint_eq(gmem[STATUS], VIRTIO_BLK_S_OK);
+
+	gmem[STATUS] = 0xff;
+	publish(BIG_REQS, num);
+	notify();
+	ck_assert(wait_used(BIG_REQS + 3));
+	ck_assert_uint_eq(gmem[STATUS], VIRTIO_BLK_S_OK);
 	ck_assert(!needs_reset());
 }
 END_TEST
@@ -850,6 +914,7 @@ static Suite *blk_device_suite(void)
 	tcase_add_checked_fixture(tc, dev_setup_bare, fake_teardown);
 	tcase_add_test(tc, test_busy_head_reoffered);
 	tcase_add_test(tc, test_bounce_budget);
+	tcase_add_test(tc, test_iov_budget);
 	tcase_add_test(tc, test_reset_gives_up);
 	tcase_add_test(tc, test_reset_submits_kept_back);
 	tcase_add_test(tc, test_broken_queue_submits_kept_back);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +20,6 @@
 #include "log.h"
 
 #define SECTOR		512
-#define BOUNCE_ALIGN	4096
 
 static int backing_geometry(struct blk_backend *be, char *err, size_t errlen)
 {
@@ -169,6 +169,27 @@ static void buf_to_iov(const struct iovec *iov, unsigned int n,
 	}
 }
 
+/*
+ * Bounce buffers are mapped and unmapped, not malloc'ed: they are up to
+ * 4 MiB, and glibc would keep freed ones resident in whichever thread's
+ * arena prepared them (it raises its mmap threshold after the first free),
+ * memory outside the budget.  Mapped, the budget is the whole cost.
+ * They come page-aligned, what O_DIRECT asks of memory on block sizes up
+ * to the page size.
+ */
+static void *bounce_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void bounce_free(void *p, size_t len)
+{
+	munmap(p, len);
+}
+
 int blk_backend__bounce(struct blk_backend *be, struct blk_io *io)
 {
 	io->bounce = NULL;
@@ -180,8 +201,8 @@ int blk_backend__bounce(struct blk_backend *be, struct blk_io *io)
 		atomic_fetch_sub(&be->bounce_bytes, io->len);
 		return -ENOBUFS;
 	}
-	if (posix_memalign(&io->bounce, BOUNCE_ALIGN, io->len)) {
-		io->bounce = NULL;
+	io->bounce = bounce_alloc(io->len);
+	if (!io->bounce) {
 		atomic_fetch_sub(&be->bounce_bytes, io->len);
 		return -ENOMEM;
 	}
@@ -201,7 +222,7 @@ int64_t blk_backend__finish(struct blk_backend *be, struct blk_io *io,
 		if (io->bounce && res >= 0 && io->op == BLK_IO_READ && to_guest)
 			buf_to_iov(io->iov, io->niov, io->bounce, io->len);
 		if (io->bounce) {
-			free(io->bounce);
+			bounce_free(io->bounce, io->len);
 			io->bounce = NULL;
 			atomic_fetch_sub(&be->bounce_bytes, io->len);
 		}

@@ -73,7 +73,8 @@
 struct blk_slot {
 	struct blk_io io;
 	struct blk_req req;
-	struct iovec iov[VIRTIO_BLK_SEG_MAX];
+	struct iovec *iov;	/* own_iov, or borrowed */
+	struct iovec own_iov[VIRTIO_BLK_SLOT_IOV];
 	uint16_t head;
 	bool busy;
 	unsigned int gen;	/* the queue's generation at submission */
@@ -91,6 +92,7 @@ struct blk_queue {
 	unsigned int inflight;
 	unsigned int gen;		/* bumped by a reset that gave up waiting */
 	unsigned int stale;		/* requests in flight across such a reset */
+	unsigned int iov_borrowed;	/* of VIRTIO_BLK_IOV_BUDGET */
 	bool reported_error;
 	uint64_t last_done_ns;		/* the last pass that completed some */
 	uint64_t gap_ns;		/* between such passes, averaged */
@@ -190,6 +192,30 @@ static void get_id(struct virtio_blk *blk, const struct blk_req *req)
 	}
 }
 
+/* Room in @slot for @n iovecs; NULL past the queue's budget.  By the owner. */
+static struct iovec *slot_get_iov(struct blk_queue *q, struct blk_slot *slot,
+				  unsigned int n)
+{
+	if (n <= VIRTIO_BLK_SLOT_IOV)
+		return slot->own_iov;
+	if (q->iov_borrowed + n > VIRTIO_BLK_IOV_BUDGET)
+		return NULL;
+	slot->iov = malloc(n * sizeof(*slot->iov));
+	if (slot->iov)
+		q->iov_borrowed += n;
+	return slot->iov;
+}
+
+/* Gives back what slot_get_iov() lent @slot for its request.  By the owner. */
+static void slot_put_iov(struct blk_queue *q, struct blk_slot *slot)
+{
+	if (slot->iov && slot->iov != slot->own_iov) {
+		free(slot->iov);
+		q->iov_borrowed -= slot->req.niov;
+	}
+	slot->iov = NULL;
+}
+
 /*
  * One validated request: prepare it on the backend, or complete it here.
  * Returns true when it went to the backend.  By the owner.
@@ -219,6 +245,11 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
 		complete_now(q, head, req, VIRTIO_BLK_S_IOERR);
 		return false;
 	}
+	slot->iov = slot_get_iov(q, slot, req->niov);
+	if (!slot->iov) {
+		complete_now(q, head, req, VIRTIO_BLK_S_IOERR);
+		return false;
+	}
 	slot->req = *req;
 	memcpy(slot->iov, req->iov, req->niov * sizeof(*req->iov));
 	slot->req.iov = slot->iov;
@@ -231,6 +262,7 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
 		.niov = req->niov,
 	};
 	if (blk->be->ops->prep(blk->be, q->idx, &slot->io)) {
+		slot_put_iov(q, slot);
 		complete_now(q, head, req, VIRTIO_BLK_S_IOERR);
 		return false;
 	}
@@ -254,6 +286,7 @@ static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 
 	res = blk_backend__finish(blk->be, io, res, !stale);
 	slot->busy = false;
+	slot_put_iov(q, slot);
 	if (stale) {
 		/*
 		 * In flight across a reset that gave up on it: the ring it
@@ -851,7 +884,7 @@ err_free:
 
 void virtio_blk__destroy(struct virtio_blk *blk)
 {
-	unsigned int i;
+	unsigned int i, j;
 
 	if (!blk)
 		return;
@@ -860,6 +893,9 @@ void virtio_blk__destroy(struct virtio_blk *blk)
 		vq_service__exit(&blk->q[i].svc);
 	blk_backend__close(blk->be);
 	for (i = 0; blk->q && i < blk->nq; i++) {
+		/* requests whose completion never came: the backend is gone */
+		for (j = 0; j < VIRTIO_BLK_QUEUE_SIZE; j++)
+			slot_put_iov(&blk->q[i], &blk->q[i].slots[j]);
 		if (blk->q[i].kick_fd >= 0)
 			close(blk->q[i].kick_fd);
 		pthread_mutex_destroy(&blk->q[i].lock);

@@ -34,6 +34,23 @@
 #define VIRTIO_BLK_SEG_MAX	128
 #define VIRTIO_BLK_SIZE_MAX	(32 * 1024)
 
+/*
+ * Data segments a request slot holds in place: 32 KiB of scattered pages,
+ * more where the guest merged them.  A request with more borrows its
+ * iovecs from the heap, charged to its queue's VIRTIO_BLK_IOV_BUDGET.
+ */
+#define VIRTIO_BLK_SLOT_IOV	8
+/*
+ * iovecs a queue's requests may borrow, all together.  A driver that keeps
+ * to the ring protocol has at most a table's worth of descriptors in
+ * flight (no indirect descriptors are offered), and requests that outlive
+ * a reset that gave up on them at most another table's worth: it never meets
+ * this bound.  A guest that shares descriptors between chains in flight
+ * does, and its request fails (IOERR) - rather than the VMM keeping room
+ * for 128 segments in each of the 256 slots of every queue.
+ */
+#define VIRTIO_BLK_IOV_BUDGET	(2 * VIRTIO_BLK_QUEUE_SIZE)
+
 struct virtio_blk_params {
 	const char *path;
 	bool ro;
