@@ -67,8 +67,17 @@
  *    add of at most GUP_PIN_COUNTING_BIAS in flight past the check.
  * 2. Add-unless-zero: a zero count is a folio being freed, or frozen for
  *    split or migration, which must not be resurrected.
- * 3. Re-derive the folio once the reference is held: it may have been split
- *    (or freed and reused) since page_folio() was read.
+ * 3. One atomic add takes the whole pin of a small folio (refs times
+ *    the bias); a large one gets refs references now and refs in
+ *    _pincount below.  A locked add is among the dearest steps of a 4K
+ *    page, so the kernel's two (a reference to hold the folio, then the
+ *    rest of the bias) become one.  Safe because the add is undone unless
+ *    the folio, once held, is still the page's (it may have been split,
+ *    or freed and reused, since page_folio() was read) and still as large
+ *    as when the size of the add was chosen: a held folio cannot be split,
+ *    a split freezes the count at zero first.  Until then the count may
+ *    read as pinned on a folio we do not keep; page_maybe_dma_pinned() is
+ *    allowed such false positives.
  * 4. The pin itself, then a full barrier, *before* the caller re-reads the
  *    entries.  Swap-out and migration unshare an exclusive anon page
  *    (page_try_share_anon_rmap(), 6.12: folio_try_share_anon_rmap_*()) by
@@ -83,32 +92,42 @@ static struct folio *gpin_try_pin(struct page *page, int refs,
 				  const struct gpin_walk *w)
 {
 	struct folio *folio = page_folio(page);
-	unsigned long add = folio_test_large(folio) ? refs :
-			    (unsigned long)refs * GUP_PIN_COUNTING_BIAS;
+	bool large = folio_test_large(folio);
+	int add = large ? refs : refs * GUP_PIN_COUNTING_BIAS;
 
 	if (unlikely((unsigned long)(unsigned int)folio_ref_count(folio) + add >
 		     READ_ONCE(gpin_folio_ref_limit)))
 		return NULL;
-	if (!folio_ref_add_unless(folio, refs, 0))
+	if (!folio_ref_add_unless(folio, add, 0))
 		return NULL;
-	if (unlikely(page_folio(page) != folio)) {
-		folio_put_refs(folio, refs);
+	if (unlikely(page_folio(page) != folio ||
+		     folio_test_large(folio) != large)) {
+		folio_put_refs(folio, add);
 		return NULL;
 	}
 	/* ZONE_MOVABLE or CMA: only the locked path can migrate it out */
 	if (w->longterm && !folio_is_longterm_pinnable(folio)) {
-		folio_put_refs(folio, refs);
+		folio_put_refs(folio, add);
 		return NULL;
 	}
 	/* the references taken above stay: a pinned folio is referenced */
-	if (folio_test_large(folio))
+	if (large)
 		atomic_add(refs, gpin_folio_pincount(folio));
-	else
-		folio_ref_add(folio, refs * (GUP_PIN_COUNTING_BIAS - 1));
 	/* pin before the re-read; pairs with the smp_mb() of the sharer */
 	smp_mb__after_atomic();
 	node_stat_mod_folio(folio, NR_FOLL_PIN_ACQUIRED, refs);
 	return folio;
+}
+
+/*
+ * As GUP does, a pinned page is in use and reclaim should age it so; the
+ * flag is usually set already, and testing first saves a locked bit
+ * operation per page.
+ */
+static void gpin_mark_referenced(struct folio *folio)
+{
+	if (!folio_test_referenced(folio))
+		folio_set_referenced(folio);
 }
 
 /*
@@ -216,8 +235,7 @@ static int gpin_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
 			gpin_unpin(folio, 1);
 			return 0;
 		}
-		/* as GUP does: the page is in use, reclaim should age it so */
-		folio_set_referenced(folio);
+		gpin_mark_referenced(folio);
 		w->pages[w->nr++] = page;
 	} while (ptep++, addr += PAGE_SIZE, addr != end);
 
@@ -246,7 +264,7 @@ static void gpin_huge_commit(struct folio *folio, struct page *first,
 {
 	unsigned long i, refs = (end - addr) >> PAGE_SHIFT;
 
-	folio_set_referenced(folio);
+	gpin_mark_referenced(folio);
 	for (i = 0; i < refs; i++)
 		w->pages[w->nr++] = nth_page(first, i);
 	w->huge++;
