@@ -106,13 +106,17 @@ class RunScript(unittest.TestCase):
         opts = testhost.Options(command=["bash", "-c", "echo 'a b'"],
                                 timeout=77, envs=["X=1 2"])
         k = testhost.Kernel("6.1.0-57-amd64", "/var/cache/k", "/v")
-        text = testhost.run_script(opts, k, "/tmp/out", "/no/such/syms", "t1")
+        text = testhost.run_script(opts, k, "/tmp/out", "/no/such/syms", "t1",
+                                   "/src/gpin")
         self.assertIn("export RIG_KVER=6.1.0-57-amd64", text)
         self.assertIn("export GPIN_DEATH_LOG=/tmp/out/deaths.jsonl", text)
         self.assertIn("export GPIN_TEST_NAME=t1", text)
         self.assertIn("export 'X=1 2'", text)
         self.assertIn('touch "$RIG_OUT/.rig/heartbeat"', text)
         self.assertIn("/proc/kallsyms", text)   # no cached symbols yet
+        # the keys are held before COMMAND starts
+        self.assertLess(text.index("/src/gpin/tests/rig/kvm-keys"),
+                        text.index("exec timeout"))
         self.assertTrue(text.rstrip().endswith(
             "exec timeout --kill-after=10 77 bash -c 'echo '\"'\"'a b'\"'\"''"))
 

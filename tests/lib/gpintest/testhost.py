@@ -316,7 +316,7 @@ def kernel_package(top, kernel):
     return Kernel(env["KVER"], env["KDIR"], env["VMLINUZ"])
 
 
-def run_script(opts, kernel, out, cache_syms, test):
+def run_script(opts, kernel, out, cache_syms, test, top):
     """The script host-init runs chrooted into this machine's root."""
     q = shlex.quote
     env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
@@ -341,6 +341,12 @@ def run_script(opts, kernel, out, cache_syms, test):
         # once per kernel: nokaslr gives every boot the same addresses
         lines.append("grep ' [tT] ' /proc/kallsyms | grep -v '\\[' "
                      '>"$RIG_OUT/.rig/kallsyms"')
+    # KVM's static keys held on before COMMAND makes any VM: under MTTCG
+    # their text patching can leave a CPU on a stale int3 (kvm-keys says
+    # more).  A failure is reported, not fatal: COMMAND may not need KVM.
+    lines.append("%s || echo 'rig: kvm-keys failed; KVM static keys will "
+                 "flip' >&2" % q(os.path.join(top, "tests", "rig",
+                                               "kvm-keys")))
     # The heartbeat: the rig counts silence from COMMAND's start, so a
     # beat that never came is as silent as one that stopped.
     lines.append('(while :; do touch "$RIG_OUT/.rig/heartbeat"; sleep %d; '
@@ -407,7 +413,7 @@ def run(opts, top):
         opts.command[0])
     syms = os.path.join(kcache, "kallsyms")
     with open(os.path.join(rigdir, "run.sh"), "w") as f:
-        f.write(run_script(opts, kernel, out, syms, test))
+        f.write(run_script(opts, kernel, out, syms, test, top))
     ledger = deaths.Ledger(os.path.join(out, "deaths.jsonl"))
     host = TestHost(opts, kernel, initrd, out, kcache)
     log("test host %s, %d cpus, %s, out %s" % (kernel.kver, opts.cpus,
