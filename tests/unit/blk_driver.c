@@ -200,6 +200,23 @@ int request(uint32_t type, uint64_t sector, uint64_t buf,
 	return 0xff;
 }
 
+/*
+ * The interrupt line after an asynchronous completion: the device publishes
+ * the used index before it decides on the interrupt, from another thread,
+ * so request() can return first.  Waits up to 5 s for the line to rise.
+ */
+int wait_irq_level(void)
+{
+	struct timespec ts = { 0, 1000000 };
+	unsigned int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (__atomic_load_n(&irq_level, __ATOMIC_SEQ_CST))
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
 
 /* The event fields of queue 0, where the specification puts them. */
 uint16_t *gused_event(void)

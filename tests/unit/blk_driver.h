@@ -63,6 +63,8 @@ struct vring_used *gused(void);
  */
 int request(uint32_t type, uint64_t sector, uint64_t buf, uint32_t len,
 	    bool dev_writes);
+/* The interrupt line once it has risen (0 if not within 5 s). */
+int wait_irq_level(void);
 /* The event fields of queue 0. */
 uint16_t *gused_event(void);
 uint16_t *gavail_event(void);

@@ -138,7 +138,7 @@ START_TEST(test_io)
 	for (i = 0; i < 8192; i++)
 		buf[i] = i * 7 + 3;
 	ck_assert_int_eq(request(VIRTIO_BLK_T_OUT, 16, BUF, 8192, false), 0);
-	ck_assert_int_eq(irq_level, 1);
+	ck_assert_int_eq(wait_irq_level(), 1);
 	ck_assert_uint_eq(rd(VIRTIO_MMIO_INTERRUPT_STATUS), VIRTIO_MMIO_INT_VRING);
 	wr(VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
 	ck_assert_int_eq(irq_level, 0);
