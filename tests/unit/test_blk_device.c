@@ -881,6 +881,62 @@ START_TEST(test_broken_queue_sleeps)
 }
 END_TEST
 
+/* Waits up to 5 s for the disk to hold @want requests. */
+static bool wait_queued(unsigned int want)
+{
+	unsigned int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (fake_disk__queued() == want)
+			return true;
+		sleep_ms(1);
+	}
+	return false;
+}
+
+/*
+ * Notifications at depth: a vCPU that leaves one request in flight asks
+ * for the next notification (qd1: its own pass is the quickest); one that
+ * leaves several leaves them off, and a chain the guest adds meanwhile,
+ * without a notify, goes out with the next completion's pass.  Once all
+ * are back the queue asks for notifications again.
+ */
+START_TEST(test_depth_leaves_notifications_off)
+{
+	unsigned int i;
+
+	make_fake_device(&held_disk);
+	driver_init();
+	read_chain(0, BUF, 4096);
+	publish(0, QS);
+	notify();
+	ck_assert_uint_eq(fake_disk__queued(), 1);
+	ck_assert_uint_eq(*gavail_event(), 1);		/* notify me */
+	fake_disk__release(1);
+	ck_assert(wait_used(1));
+
+	for (i = 1; i < 4; i++) {
+		read_chain(3 * i, BUF + 4096 * i, 4096);
+		publish(3 * i, QS);
+	}
+	notify();
+	ck_assert_uint_eq(fake_disk__queued(), 3);
+	ck_assert_uint_eq(*gavail_event(), 3);		/* behind the next */
+
+	read_chain(12, BUF + 4096 * 4, 4096);
+	publish(12, QS);
+	fake_disk__release(1);
+	ck_assert(wait_used(2));
+	ck_assert(wait_queued(3));			/* 2 held, and 12 */
+	fake_disk__hold(false);
+	ck_assert(wait_used(5));
+	for (i = 0; i < 5000 && *gavail_event() != 5; i++)
+		sleep_ms(1);
+	ck_assert_uint_eq(*gavail_event(), 5);
+	ck_assert_uint_eq(fake_disk__reaped(), 5);
+}
+END_TEST
+
 static Suite *blk_device_suite(void)
 {
 	Suite *s = suite_create("blk_device");
@@ -919,6 +975,7 @@ static Suite *blk_device_suite(void)
 	tcase_add_test(tc, test_reset_submits_kept_back);
 	tcase_add_test(tc, test_broken_queue_submits_kept_back);
 	tcase_add_test(tc, test_broken_queue_sleeps);
+	tcase_add_test(tc, test_depth_leaves_notifications_off);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,12 +7,12 @@
  *   3. takes the new chains (at most a queue's worth: BLK_PASS_BUDGET),
  *      prepares them and submits them all with one system call,
  *   4. decides on one interrupt for those that completed on the spot,
- *   5. settles notifications: while requests are in flight, the queue's
- *      thread leaves them off, because the next completion's pass looks
- *      at the ring anyway (a guest at depth then adds chains without an
- *      exit); when the queue is idle, on a vCPU, or when completions
- *      stopped coming for a while (the thread's quiet timer), it asks for
- *      a notification and looks once more.
+ *   5. settles notifications: while requests are in flight (on a vCPU:
+ *      two or more), they stay off, because the next completion's pass
+ *      looks at the ring anyway (a guest at depth then adds chains without
+ *      an exit, and the queue's thread serves them); when the queue is
+ *      idle, or when completions stopped coming for a while (the thread's
+ *      quiet timer), it asks for a notification and looks once more.
  * No lock is held across the submit: only the owner touches the rings,
  * the slots and the backend context.
  *
@@ -65,6 +65,8 @@
  */
 #define BLK_QUIET_MIN_US	100
 #define BLK_QUIET_MAX_US	20000
+/* In flight after a vCPU's pass for it to leave notifications off. */
+#define BLK_DEPTH_MIN		2
 /* poll=: timer passes finding nothing before the driver notifies again */
 #define BLK_POLL_TRIES		3
 /* The backend kept requests back (its ring was full): retry after this. */
@@ -469,14 +471,28 @@ static bool still_hot(struct blk_queue *q, unsigned int flags,
 }
 
 /*
- * The ring was found empty.  With requests in flight, the queue's thread
- * keeps notifications off: the pass of the next completion looks at the
- * ring anyway, and until then the quiet timer does.  When the queue is
- * idle, on a vCPU (which leaves now), or when the timer ran out (the
- * completions are slow: a guest must not wait for them to be served), the
- * driver is asked to notify again, and the ring looked at once more: a
- * chain published before the driver could see that came without one.
- * Returns true when that look found a chain.
+ * Whether the ring, found empty, is left to the passes of the completions
+ * to come, notifications off.  The queue's thread does so whenever
+ * requests are in flight; a vCPU only when at least BLK_DEPTH_MIN are:
+ * a guest at depth then adds its next chains without an exit, while one
+ * that keeps a single request out (qd1) is served by its notifying vCPU
+ * as soon as it asks, the path with the lowest latency.  The quiet timer
+ * ran out: the completions are slow, a guest must not wait for them.
+ */
+static bool at_depth(const struct blk_queue *q, unsigned int flags)
+{
+	if (!q->inflight || (flags & VQS_TIMEOUT))
+		return false;
+	return (flags & VQS_THREAD) || q->inflight >= BLK_DEPTH_MIN;
+}
+
+/*
+ * The ring was found empty.  At depth (above) notifications stay off: the
+ * pass of the next completion looks at the ring anyway, and until then
+ * the quiet timer does.  Otherwise the driver is asked to notify again,
+ * and the ring looked at once more: a chain published before the driver
+ * could see that came without one.  Returns true when that look found a
+ * chain.
  */
 static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
 				 unsigned int flags, unsigned int taken)
@@ -488,9 +504,13 @@ static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
 			vq_service__wake(&q->svc);
 		return false;
 	}
-	if (q->inflight && (flags & VQS_THREAD) && !(flags & VQS_TIMEOUT)) {
+	if (at_depth(q, flags)) {
+		long us = min_us(quiet_us(q), q->blk->p.poll_us);
+
 		virtq__disable_notify(vq);
-		atomic_store(&q->quiet_us, min_us(quiet_us(q), q->blk->p.poll_us));
+		/* a vCPU leaves now: the thread arms the timer it set */
+		if (!atomic_exchange(&q->quiet_us, us) && !(flags & VQS_THREAD))
+			vq_service__wake(&q->svc);
 		return false;
 	}
 	if (still_hot(q, flags, taken)) {
