@@ -43,6 +43,11 @@ static struct {
 	unsigned int ndone[FAKE_DISK_QUEUES];
 	bool hold, full, stop;
 	unsigned int credits;		/* may finish while held */
+	/* fake_disk__gate(): other threads' reaps wait while shut */
+	pthread_cond_t gate;
+	pthread_t tester;
+	unsigned int gate_at;
+	bool gate_shut;
 	int efd[FAKE_DISK_QUEUES];
 	pthread_t thread;
 
@@ -85,6 +90,16 @@ unsigned long fake_disk__reaped(void)
 unsigned long fake_disk__reaps(void)
 {
 	return atomic_load(&disk.reaps);
+}
+
+void fake_disk__gate(unsigned int at)
+{
+	pthread_mutex_lock(&disk.lock);
+	disk.tester = pthread_self();
+	disk.gate_at = at;
+	disk.gate_shut = false;
+	pthread_cond_broadcast(&disk.gate);
+	pthread_mutex_unlock(&disk.lock);
 }
 
 unsigned int fake_disk__queued(void)
@@ -158,11 +173,14 @@ static int disk_start(struct blk_backend *be)
 	disk.hold = disk.o.hold;
 	disk.full = disk.stop = false;
 	disk.credits = 0;
+	disk.gate_at = 0;
+	disk.gate_shut = false;
 	disk.reaped = disk.reaps = 0;
 	be->direct = disk.o.direct;
 	be->lbs = 512;
 	pthread_mutex_init(&disk.lock, NULL);
 	pthread_cond_init(&disk.work, NULL);
+	pthread_cond_init(&disk.gate, NULL);
 	for (i = 0; i < disk.nq; i++) {
 		disk.efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (disk.efd[i] < 0)
@@ -208,9 +226,27 @@ static int disk_submit(struct blk_backend *be, unsigned int q)
 		disk.queued[disk.nqueued++] = (struct at_disk) {
 			disk.prepared[q][i], q };
 	disk.nprepared[q] = 0;
+	if (disk.gate_at && disk.nqueued + disk.working >= disk.gate_at)
+		disk.gate_shut = true;
 	pthread_cond_signal(&disk.work);
 	pthread_mutex_unlock(&disk.lock);
 	return 0;
+}
+
+/*
+ * A reap by anyone but the test's thread waits while the gate is shut,
+ * at most 10 s so that a test that forgets to open it fails rather than
+ * hangs.
+ */
+static void wait_at_gate(void)
+{
+	struct timespec end;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 10;
+	while (disk.gate_shut && !pthread_equal(pthread_self(), disk.tester))
+		if (pthread_cond_timedwait(&disk.gate, &disk.lock, &end))
+			break;
 }
 
 static unsigned int disk_reap(struct blk_backend *be, unsigned int q)
@@ -220,6 +256,7 @@ static unsigned int disk_reap(struct blk_backend *be, unsigned int q)
 
 	atomic_fetch_add(&disk.reaps, 1);
 	pthread_mutex_lock(&disk.lock);
+	wait_at_gate();
 	n = disk.ndone[q];
 	memcpy(done, disk.done[q], n * sizeof(done[0]));
 	disk.ndone[q] = 0;
@@ -250,6 +287,7 @@ static void disk_stop(struct blk_backend *be)
 	pthread_cond_signal(&disk.work);
 	pthread_mutex_unlock(&disk.lock);
 	pthread_join(disk.thread, NULL);
+	pthread_cond_destroy(&disk.gate);
 	for (i = 0; i < disk.nqueued; i++)
 		blk_backend__finish(be, disk.queued[i].io, -EIO, false);
 	for (q = 0; q < disk.nq; q++) {

@@ -32,6 +32,13 @@ void fake_disk__release(unsigned int n);
 void fake_disk__full(bool on);
 /* Completions the device reaped, all queues. */
 unsigned long fake_disk__reaped(void);
+/*
+ * Once a submit leaves @at or more requests at the disk, the reaps of
+ * every thread but the caller's (the queue's thread: its passes) wait
+ * until the next call; 0 opens the gate.  Holds back the thread's timer
+ * while the test looks at what a vCPU's pass left.
+ */
+void fake_disk__gate(unsigned int at);
 /* Requests at the disk (submitted, not finished). */
 unsigned int fake_disk__queued(void);
 /* Calls of reap(): the queue's passes, each a wake-up of its owner. */
