@@ -452,17 +452,23 @@ static bool needs_reset(void)
 	return rd(VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET;
 }
 
-/* Waits up to 5 s for used->idx to reach @want. */
-static bool wait_used(uint16_t want)
+/* Waits up to 5 s for the device to set a ring field to @want. */
+static bool wait_ring_field(uint16_t *field, uint16_t want)
 {
 	unsigned int i;
 
 	for (i = 0; i < 5000; i++) {
-		if (__atomic_load_n(&gused()->idx, __ATOMIC_ACQUIRE) == want)
+		if (__atomic_load_n(field, __ATOMIC_ACQUIRE) == want)
 			return true;
 		sleep_ms(1);
 	}
 	return false;
+}
+
+/* Waits up to 5 s for used->idx to reach @want. */
+static bool wait_used(uint16_t want)
+{
+	return wait_ring_field(&gused()->idx, want);
 }
 
 /* The guest starts again after a reset: clean rings, queue 0 of QS. */
@@ -894,19 +900,6 @@ static bool wait_queued(unsigned int want)
 	return false;
 }
 
-/* Waits up to 5 s for the device's avail_event to be @want. */
-static bool wait_avail_event(uint16_t want)
-{
-	unsigned int i;
-
-	for (i = 0; i < 5000; i++) {
-		if (__atomic_load_n(gavail_event(), __ATOMIC_ACQUIRE) == want)
-			return true;
-		sleep_ms(1);
-	}
-	return false;
-}
-
 /*
  * Notifications at depth: a vCPU that leaves one request in flight asks
  * for the next notification (qd1: its own pass is the quickest); one that
@@ -942,7 +935,7 @@ START_TEST(test_depth_leaves_notifications_off)
 	fake_disk__gate(3);
 	notify();
 	ck_assert(wait_queued(3));
-	ck_assert(wait_avail_event(3));			/* behind the next */
+	ck_assert(wait_ring_field(gavail_event(), 3));	/* behind the next */
 	fake_disk__gate(0);
 
 	read_chain(12, BUF + 4096 * 4, 4096);
@@ -952,7 +945,7 @@ START_TEST(test_depth_leaves_notifications_off)
 	ck_assert(wait_queued(3));			/* 2 held, and 12 */
 	fake_disk__hold(false);
 	ck_assert(wait_used(5));
-	ck_assert(wait_avail_event(5));
+	ck_assert(wait_ring_field(gavail_event(), 5));
 	ck_assert_uint_eq(fake_disk__reaped(), 5);
 }
 END_TEST
