@@ -55,6 +55,16 @@ class Outcome(unittest.TestCase):
         self.assertEqual(self.ledger.records(), [])
         self.assertNotIn("again", out)
 
+    def test_a_failed_command_reports_its_failed_cases(self):
+        self.console("@@RIG-BEGIN@@\n")
+        boot = testhost.Boot(began=True, rc=1,
+                             failures=["# b: status 11", "not ok 2 - b"])
+        rc, _, err = self.outcome(boot)
+        self.assertEqual(rc, 1)
+        self.assertIn("  | # b: status 11\n  | not ok 2 - b\n", err)
+        boot = testhost.Boot(began=True, rc=0, failures=["not ok 1 - x"])
+        self.assertNotIn("not ok", self.outcome(boot)[2])
+
     def test_a_gpin_trace_fails_a_passing_command(self):
         self.console("@@RIG-BEGIN@@\n[ 1.0] WARNING: CPU: 0 PID: 9 at "
                      "x.c:1 gpin_pin+0x1/0x2 [gpin]\n")

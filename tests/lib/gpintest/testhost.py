@@ -38,6 +38,7 @@ import time
 
 from . import cpus as cpumap
 from . import deaths
+from . import tap
 from .qmp import QMP, QMPError
 
 EX_TIMEOUT = 124
@@ -100,6 +101,7 @@ class Boot:
     cpus: str = ""
     qemu_status: int = None
     seconds: float = 0.0
+    failures: list = dataclasses.field(default_factory=list)
 
     @property
     def end(self):
@@ -127,6 +129,7 @@ class Console:
         self.ended_at = None
         self.error = ""
         self.lockups = 0
+        self.failures = tap.FailureReports()
         self.thread = threading.Thread(target=self._pump, daemon=True)
         self.thread.start()
 
@@ -153,6 +156,8 @@ class Console:
             if on and KERNEL_LINE.match(line):
                 # a comment, so that a TAP reader does not trip on it
                 line = "# test host: " + line
+            if on:
+                self.failures.feed(line)
             if on or self.verbose:
                 sys.stdout.write(line + "\n")
                 sys.stdout.flush()
@@ -295,6 +300,7 @@ class TestHost:
         boot.qemu_status = proc.returncode
         boot.began = console.began_at is not None
         boot.error = console.error
+        boot.failures = console.failures.lines()
         boot.seconds = time.monotonic() - started
         try:
             with open(os.path.join(self.rig, "rc")) as f:
@@ -447,6 +453,8 @@ def outcome(boot, host, opts, ledger, test, attempt):
             return EX_RIG
         if boot.rc == EX_TIMEOUT:
             log("COMMAND timed out after %ds" % opts.timeout)
+        if boot.rc and boot.failures:
+            report_failures(boot.failures)
         return boot.rc
     if boot.end == "timeout":
         tail(out)
@@ -480,6 +488,13 @@ def outcome(boot, host, opts, ledger, test, attempt):
     else:
         log("booting the test host again")
     return None
+
+
+def report_failures(lines):
+    """The failed cases' own reports (tap.py), on stderr."""
+    log("what the failed cases reported:")
+    for line in lines:
+        print("  | " + line, file=sys.stderr)
 
 
 def tail(out):

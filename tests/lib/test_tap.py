@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Unit tests of gpintest.tap: the failed cases' reports."""
+
+import unittest
+
+from gpintest import tap
+
+
+def feed(text):
+    f = tap.FailureReports()
+    for line in text.splitlines():
+        f.feed(line)
+    return f
+
+
+class FailureReports(unittest.TestCase):
+    def test_a_failed_case_keeps_its_comments(self):
+        f = feed("1..3\n# a: fine\nok 1 - a\n# b: status 11\n"
+                 "#   fio: verify failed\nnot ok 2 - b\n# c\nok 3 - c\n")
+        self.assertEqual(f.reports, [["# b: status 11",
+                                      "#   fio: verify failed",
+                                      "not ok 2 - b"]])
+
+    def test_passing_cases_report_nothing(self):
+        self.assertEqual(feed("1..2\n# x\nok 1 - a\nok 2 - b # SKIP\n")
+                         .lines(), [])
+
+    def test_plain_output_is_not_a_comment(self):
+        f = feed("rig: booting\n# why\nnot ok 1 - a\n")
+        self.assertEqual(f.lines(), ["# why", "not ok 1 - a"])
+
+    def test_bounded(self):
+        text = "".join("# line %d\n" % i for i in range(1000))
+        text += "".join("not ok %d - c\n" % i for i in range(50))
+        f = feed(text)
+        self.assertEqual(len(f.reports), tap.KEEP_REPORTS)
+        self.assertEqual(len(f.reports[0]), tap.KEEP_LINES + 1)
+        self.assertEqual(f.reports[0][-2], "# line 999")
+        # the next case starts with a clean block
+        self.assertEqual(f.reports[1], ["not ok 1 - c"])
+
+
+if __name__ == "__main__":
+    unittest.main()
