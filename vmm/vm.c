@@ -497,6 +497,8 @@ void vm__print_state(const struct vm *vm)
 	if (!mem)
 		return;
 	vm__print_disk_stats(vm, mem);
+	for (i = 0; i < vm->ndisks; i++)
+		virtio_blk__print_rings(vm->disks[i], mem);
 	for (i = 0; i < vm->ncpus && vm->vcpus; i++)
 		vcpu__print_state(vm->vcpus[i], mem);
 	if (!fclose(mem))

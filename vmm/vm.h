@@ -116,8 +116,8 @@ int vm__load(struct vm *vm, const struct boot_files *files, char *err,
 	     size_t errlen);
 void vm__destroy(struct vm *vm);
 /*
- * SIGUSR1: the disks' counters as at exit, each vCPU's exits and place;
- * the vCPU threads then print their registers.
+ * SIGUSR1: the disks' counters as at exit and their rings' state, each
+ * vCPU's exits and place; the vCPU threads then print their registers.
  */
 void vm__print_state(const struct vm *vm);
 /*

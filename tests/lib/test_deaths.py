@@ -60,6 +60,48 @@ class GuestDeath(unittest.TestCase):
             "rcu: INFO: rcu_preempt detected stalls\n", 125).kind, "stall")
         self.assertEqual(deaths.guest_death("", 124).kind, "hang")
 
+    RING = ("gpin-vmm: blk0-q%d-ring: avail %d, taken %d, used 7, "
+            "decided 7, avail_event 9, used_event 6, inflight %d, run 0, "
+            "quiet_us 0, retry 0\r\n")
+
+    def test_a_hang_with_an_idle_ring_is_a_death(self):
+        log = (self.RING % (0, 9, 9, 0)) * 2 + self.RING % (1, 4, 4, 0)
+        d = deaths.guest_death(log, 124)
+        self.assertEqual((d.kind, d.in_gpin), ("hang", False))
+
+    def test_a_hang_with_work_left_in_the_ring_is_gpins(self):
+        # chains made available, not taken, notifications off (avail_event
+        # behind what was taken), in both snapshots: a lost wake-up
+        log = (self.RING % (0, 9, 9, 0) + self.RING % (1, 12, 10, 0)) * 2
+        d = deaths.guest_death(log, 124)
+        self.assertEqual((d.kind, d.in_gpin), ("stuck queue", True))
+        self.assertEqual(d.detail, (self.RING % (1, 12, 10, 0))[10:].strip())
+        # a request in flight that did not come back
+        d = deaths.guest_death((self.RING % (0, 9, 9, 1)) * 2, 124)
+        self.assertEqual((d.kind, d.in_gpin), ("stuck queue", True))
+        # without EVENT_IDX: NO_NOTIFY set
+        ring = self.RING.replace("avail_event 9", "no_notify 1")
+        d = deaths.guest_death((ring % (0, 12, 10, 0)) * 2, 124)
+        self.assertEqual(d.kind, "stuck queue")
+
+    def test_chains_waiting_for_a_notify_are_a_hang(self):
+        # notifications on (avail_event 9 == taken): the driver owed one,
+        # or stopped between publishing and notifying
+        line = self.RING % (0, 12, 9, 0)
+        d = deaths.guest_death(line * 2, 124)
+        self.assertEqual((d.kind, d.in_gpin), ("hang", False))
+        self.assertEqual(d.detail, line[10:].strip())
+        ring = self.RING.replace("avail_event 9", "no_notify 0")
+        self.assertFalse(deaths.guest_death((ring % (0, 12, 10, 0)) * 2,
+                                            124).in_gpin)
+
+    def test_a_moving_ring_is_not_stuck(self):
+        log = self.RING % (0, 12, 9, 3) + self.RING % (0, 14, 14, 2)
+        self.assertEqual(deaths.guest_death(log, 124).kind, "hang")
+        # one snapshot alone says nothing
+        self.assertEqual(deaths.guest_death(self.RING % (0, 12, 9, 3),
+                                            124).kind, "hang")
+
     def test_unexpected_guest_panic(self):
         d = deaths.guest_death("Kernel panic - not syncing: VFS\n", 3)
         self.assertEqual(d.kind, "panic")

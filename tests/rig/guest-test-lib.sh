@@ -32,8 +32,9 @@ has() {
 # Runs a VMM command line with its output in LOG and returns its status.
 # Args: timeout-seconds log command...  A guest whose kernel reports an RCU
 # stall or a soft lockup is not waited out: the VMM is asked for its
-# vCPUs' state (SIGUSR1: in the guest or in the VMM, registers) and then
-# stopped, status 125.  At the timeout the same, status 124.
+# vCPUs' state and its queues' rings (SIGUSR1: in the guest or in the
+# VMM, registers; twice, 3 s apart) and then stopped, status 125.  At the
+# timeout the same, status 124.
 readonly EX_STALLED=125
 run_vmm() {
 	local limit=$1 log=$2 pid end rc=0
@@ -44,8 +45,12 @@ run_vmm() {
 	while kill -0 "$pid" 2>/dev/null; do
 		if ((SECONDS >= end)) ||
 			grep -aqE 'rcu: INFO: rcu_.* detected stalls|soft lockup - CPU' "$log"; then
+			# twice: rings that did not move in between are stuck
+			# (tests/lib/gpintest/deaths.py: stuck_queues)
 			kill -USR1 "$pid" 2>/dev/null
 			sleep 3
+			kill -USR1 "$pid" 2>/dev/null
+			sleep 2
 			kill -TERM "$pid" 2>/dev/null
 			wait "$pid" 2>/dev/null
 			((SECONDS >= end)) && return 124

@@ -950,6 +950,40 @@ START_TEST(test_depth_leaves_notifications_off)
 }
 END_TEST
 
+/* The SIGUSR1 line of queue 0, in @buf. */
+static void ring_line(char *buf, size_t len)
+{
+	FILE *f = fmemopen(buf, len, "w");
+
+	ck_assert_ptr_nonnull(f);
+	virtio_blk__print_rings(blk, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Where the ring stands, as a person looking at a stuck queue sees it. */
+START_TEST(test_ring_state_line)
+{
+	char line[512];
+
+	make_fake_device(&held_disk);
+	driver_init();
+	read_chain(0, BUF, 4096);
+	publish(0, QS);
+	notify();
+	ck_assert_uint_eq(fake_disk__queued(), 1);
+	ring_line(line, sizeof(line));
+	ck_assert_msg(strstr(line, "gpin-vmm: blk0-q0-ring: avail 1, taken 1, "
+			     "used 0, decided 0, ") == line, "%s", line);
+	ck_assert_msg(strstr(line, ", inflight 1, "), "%s", line);
+	fake_disk__release(1);
+	ck_assert(wait_used(1));
+	ring_line(line, sizeof(line));
+	ck_assert_msg(strstr(line, "-ring: avail 1, taken 1, used 1, "), "%s",
+		      line);
+	ck_assert_msg(strstr(line, ", inflight 0, "), "%s", line);
+}
+END_TEST
+
 static Suite *blk_device_suite(void)
 {
 	Suite *s = suite_create("blk_device");
@@ -989,6 +1023,7 @@ static Suite *blk_device_suite(void)
 	tcase_add_test(tc, test_broken_queue_submits_kept_back);
 	tcase_add_test(tc, test_broken_queue_sleeps);
 	tcase_add_test(tc, test_depth_leaves_notifications_off);
+	tcase_add_test(tc, test_ring_state_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

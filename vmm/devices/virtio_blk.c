@@ -1013,6 +1013,43 @@ void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out)
 	print_backend_counters(blk, out);
 }
 
+/*
+ * Where queue @q's ring and service stand, for a person (or the rig's
+ * hang verdict) looking at a guest that stopped making progress: chains
+ * made available and not taken with notifications on is a lost
+ * notification; used entries past used_event and never decided on, a
+ * lost interrupt; requests in flight for seconds, a backend that lost a
+ * completion.  Read without holding the queue (its owner may be the one
+ * stuck), so one line can be a pass out of date.
+ */
+static void print_ring(const struct virtio_blk *blk, const struct blk_queue *q,
+		       FILE *out)
+{
+	const struct virtq *vq = &blk->vdev.vqs[q->idx];
+	struct virtq_snapshot s;
+
+	virtq__snapshot(vq, &s);
+	fprintf(out, "gpin-vmm: blk%u-q%u-ring: avail %u, taken %u, used %u, "
+		"decided %u, %s %u, used_event %u%s, inflight %u, run %#x, "
+		"quiet_us %ld, retry %d\n", blk->p.index, q->idx, s.avail,
+		s.taken, s.used, s.decided,
+		s.event_idx ? "avail_event" : "no_notify",
+		s.event_idx ? s.avail_event : s.no_notify, s.used_event,
+		s.no_interrupt ? ", no_interrupt" : "",
+		__atomic_load_n(&q->inflight, __ATOMIC_RELAXED),
+		(unsigned int)atomic_load(&q->svc.run),
+		atomic_load(&q->quiet_us), (int)atomic_load(&q->retry));
+}
+
+void virtio_blk__print_rings(const struct virtio_blk *blk, FILE *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < blk->nq; i++)
+		if (__atomic_load_n(&blk->q[i].active, __ATOMIC_RELAXED))
+			print_ring(blk, &blk->q[i], out);
+}
+
 void virtio_blk__counters(const struct virtio_blk *blk, counter_fn fn,
 			  void *opaque)
 {

@@ -105,6 +105,12 @@ int virtio_blk__kick_fd(const struct virtio_blk *blk, unsigned int q);
  */
 void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out);
 
+/*
+ * One line per active queue: where its ring and its service stand
+ * ("gpin-vmm: blkN-qM-ring: avail A, taken T, used U, ..."), for SIGUSR1.
+ */
+void virtio_blk__print_rings(const struct virtio_blk *blk, FILE *out);
+
 struct virtio_blk_queue_stats {
 	uint64_t requests;
 	uint64_t bytes;

@@ -241,3 +241,22 @@ bool virtq__needs_interrupt(struct virtq *vq)
 	return !(__atomic_load_n(&vq->avail->flags, __ATOMIC_RELAXED) &
 		 VRING_AVAIL_F_NO_INTERRUPT);
 }
+
+void virtq__snapshot(const struct virtq *vq, struct virtq_snapshot *s)
+{
+	struct vring vr = vring_of(vq);
+
+	s->avail = __atomic_load_n(&vq->avail->idx, __ATOMIC_RELAXED);
+	s->taken = __atomic_load_n(&vq->last_avail, __ATOMIC_RELAXED);
+	s->used = __atomic_load_n(&vq->used_idx, __ATOMIC_RELAXED);
+	s->decided = __atomic_load_n(&vq->decided_used, __ATOMIC_RELAXED);
+	s->avail_event = __atomic_load_n(&vring_avail_event(&vr),
+					 __ATOMIC_RELAXED);
+	s->used_event = __atomic_load_n(&vring_used_event(&vr),
+					__ATOMIC_RELAXED);
+	s->event_idx = __atomic_load_n(&vq->event_idx, __ATOMIC_RELAXED);
+	s->no_notify = __atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+		       VRING_USED_F_NO_NOTIFY;
+	s->no_interrupt = __atomic_load_n(&vq->avail->flags, __ATOMIC_RELAXED) &
+			  VRING_AVAIL_F_NO_INTERRUPT;
+}

@@ -158,4 +158,24 @@ void virtq__enable_notify(struct virtq *vq);
  */
 void virtq__disable_notify(struct virtq *vq);
 
+/*
+ * Where both sides of a ring stand, for a person looking at a stuck
+ * queue (SIGUSR1): read without the owner's agreement, so a snapshot may
+ * be a pass out of date - it tells a wait apart from a lost event when
+ * two of them, seconds apart, agree.
+ */
+struct virtq_snapshot {
+	uint16_t avail;		/* the driver's avail->idx */
+	uint16_t taken;		/* our last_avail */
+	uint16_t used;		/* our used index */
+	uint16_t decided;	/* used index of the last interrupt decision */
+	uint16_t avail_event;	/* EVENT_IDX: notify past this entry */
+	uint16_t used_event;	/* EVENT_IDX: interrupt past this one */
+	bool event_idx;
+	bool no_notify;		/* VRING_USED_F_NO_NOTIFY set by us */
+	bool no_interrupt;	/* VRING_AVAIL_F_NO_INTERRUPT is set */
+};
+
+void virtq__snapshot(const struct virtq *vq, struct virtq_snapshot *s);
+
 #endif /* GPIN_VIRTQUEUE_H */

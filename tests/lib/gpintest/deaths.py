@@ -113,6 +113,53 @@ def soft_lockups(text):
     return len(re.findall(r"soft lockup - CPU#\d+ stuck for \d{3,}s", text))
 
 
+# gpin-vmm's SIGUSR1 line of a queue's ring (virtio_blk__print_rings).
+_RING = re.compile(r"^gpin-vmm: (blk\d+-q\d+)-ring: avail (\d+), "
+                   r"taken (\d+), .*?(avail_event|no_notify) (\d+), "
+                   r".*\binflight (\d+),", re.M)
+
+
+def _ring_verdict(m):
+    """What one ring line says: 'gpin' (the device holds work nobody will
+    do), 'notify' (chains wait for a notification the driver should have
+    sent) or None (idle)."""
+    avail, taken, inflight = int(m.group(2)), int(m.group(3)), int(m.group(6))
+    if inflight:
+        return "gpin"
+    if avail == taken:
+        return None
+    if m.group(4) == "avail_event":
+        notify_on = int(m.group(5)) == taken
+    else:
+        notify_on = m.group(5) == "0"
+    return "notify" if notify_on else "gpin"
+
+
+def stuck_queues(log):
+    """The queues of a guest that hung which gpin-vmm left with work in
+    them: the two last snapshots of the ring (run_vmm signals SIGUSR1
+    twice, seconds apart) agree, and show requests in flight, or chains
+    taken by nobody.  A guest that TCG stopped leaves its rings idle.
+    Returns (gpin, notify), lists of "blkN-qM-ring: ..." lines: queues
+    where gpin-vmm holds work nobody will do (requests in flight that
+    never came back; chains left with notifications off: a lost
+    wake-up), and queues whose chains wait for a notification with
+    notifications on (a lost notify exit, or a guest stopped between
+    publishing and notifying)."""
+    seen = {}
+    for m in _RING.finditer(log):
+        seen.setdefault(m.group(1), []).append(m)
+    out = {"gpin": [], "notify": []}
+    for _, snaps in sorted(seen.items()):
+        if len(snaps) < 2 or snaps[-1].group(0) != snaps[-2].group(0):
+            continue
+        verdict = _ring_verdict(snaps[-1])
+        if verdict:
+            line = log[snaps[-1].start():].split("\n", 1)[0]
+            out[verdict].append(line[len("gpin-vmm: "):].strip())
+    return out["gpin"], out["notify"]
+
+
 def guest_death(log, status, want=0):
     """Whether the guest of console log LOG (gpin-vmm's stdout and stderr),
     whose VMM ended with STATUS where WANT was expected, died; a Death or
@@ -136,7 +183,12 @@ def guest_death(log, status, want=0):
     if status == EX_STALLED:
         return Death("guest", "stall", kernel_fault(log))
     if status == EX_TIMEOUT:
-        return Death("guest", "hang", "no progress until the limit")
+        stuck, waiting = stuck_queues(log)
+        if stuck:
+            return Death("guest", "stuck queue", "; ".join(stuck),
+                         in_gpin=True)
+        return Death("guest", "hang", "; ".join(waiting) or
+                     "no progress until the limit")
     fault = kernel_fault(log, _KERNEL_FAULTS[:1])
     if fault:
         return Death("guest", "panic", fault)
