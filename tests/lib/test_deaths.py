@@ -160,15 +160,21 @@ class Policy(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def test_one_death_is_retried_the_second_fails(self):
+    def test_two_guest_deaths_are_retried_the_third_fails(self):
         d = deaths.Death("guest", "triple fault")
         self.assertEqual(self.ledger.judge("vmm-blk-6.1", "pci", d), "retry")
         # another case has its own budget
         self.assertEqual(self.ledger.judge("vmm-blk-6.1", "ro", d), "retry")
+        self.assertEqual(self.ledger.judge("vmm-blk-6.1", "pci", d), "retry")
         self.assertEqual(self.ledger.judge("vmm-blk-6.1", "pci", d), "fail")
         actions = [(r["case"], r["action"]) for r in self.ledger.records()]
         self.assertEqual(actions, [("pci", "retried"), ("ro", "retried"),
-                                   ("pci", "failed")])
+                                   ("pci", "retried"), ("pci", "failed")])
+
+    def test_one_test_host_death_is_retried_the_second_fails(self):
+        d = deaths.Death("test host", "crash")
+        self.assertEqual(self.ledger.judge("pin-6.1", "", d), "retry")
+        self.assertEqual(self.ledger.judge("pin-6.1", "", d), "fail")
 
     def test_a_death_in_gpin_code_fails_at_once(self):
         d = deaths.Death("test host", "crash", "Oops", in_gpin=True)
@@ -193,16 +199,17 @@ class Policy(unittest.TestCase):
         out = io.StringIO()
         with redirect_stdout(out):
             self.assertEqual(deaths.main(argv), 10)
+            self.assertEqual(deaths.main(argv), 10)
             self.assertEqual(deaths.main(argv), 1)
         self.assertIn("# c: the guest triple fault", out.getvalue())
-        self.assertIn("# c: failed: it died 2 times", out.getvalue())
+        self.assertIn("# c: failed: it died 3 times", out.getvalue())
         with open(log, "w") as f:
             f.write("all good\n")
         with redirect_stdout(io.StringIO()):
             self.assertEqual(deaths.main(argv), 0)
         with open(self.ledger.path) as f:
             recs = [json.loads(l) for l in f]
-        self.assertEqual(len(recs), 2)
+        self.assertEqual(len(recs), 3)
 
 
 if __name__ == "__main__":

@@ -63,9 +63,11 @@ run_vmm() {
 }
 
 # Runs a guest until it did not die, as far as the death policy allows
-# (tests/lib/gpintest/deaths.py, the one place it lives: a case may die
-# once and run again; a second death, or one that names gpin code, fails
-# it; every death goes into the ledger the rig and scripts/test report).
+# (tests/lib/gpintest/deaths.py, the one place it lives: a case's guest
+# may die twice and run again; a third death, or one that is gpin's - a
+# trace naming gpin code, a crash of gpin-vmm, a queue stuck with work in
+# it - fails it; every death goes into the ledger the rig and scripts/test
+# report).
 # TCG's nested SVM now and then kills a guest (docs/RIG.md): a triple
 # fault, a double fault, a stall (run_vmm's 125) or a silent hang (124).
 # Args: case want-status limit log command...  Returns the command's

@@ -472,7 +472,8 @@ def outcome(boot, host, opts, ledger, test, attempt):
     log("the %s (%s)" % (death.describe(), kept))
     if verdict == "fail":
         why = ("gpin code is in the trace" if death.in_gpin else
-               "the test host died %d times" % (deaths.RETRIES + 1))
+               "the test host died %d times"
+               % (deaths.RETRIES["test host"] + 1))
         log("giving up: %s (the death policy, tests/lib/gpintest/deaths.py)"
             % why)
         with open(os.path.join(out, kept), errors="replace") as f:
