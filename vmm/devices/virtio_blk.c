@@ -360,10 +360,21 @@ static void submit(struct blk_queue *q, unsigned int flags)
 /*
  * The guest broke the ring: nothing more is taken from it until a reset.
  * The transport's needs_reset takes no lock a pass could deadlock on.
+ * Said once per break (the queue takes nothing more until a reset): a
+ * correct driver never does this, so the line marks the moment a guest
+ * went wrong (or the device misread it).
  */
-static void break_queue(struct blk_queue *q)
+static void break_queue(struct blk_queue *q, const struct virtq *vq, int err,
+			uint16_t head)
 {
+	const char *why = err ? virtq__pop_error(err) :
+				"head offered while in flight";
+
 	q->active = false;
+	if (!q->blk->p.quiet)
+		pr_warn("blk%u-q%u: the guest broke the ring (%s; head %u, "
+			"%u chains taken): the device needs a reset",
+			q->blk->p.index, q->idx, why, head, vq->last_avail);
 	virtio_dev__needs_reset(&q->blk->vdev);
 }
 
@@ -422,7 +433,7 @@ static bool take_chains(struct blk_queue *q, struct virtq *vq,
 		if (!*taken)
 			virtq__disable_notify(vq);
 		if (ret < 0 || q->slots[chain.head].busy) {
-			break_queue(q);
+			break_queue(q, vq, ret < 0 ? ret : 0, chain.head);
 			return false;
 		}
 		status = virtio_blk__parse(&chain, &blk->lim, q->iov, &req);

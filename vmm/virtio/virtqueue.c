@@ -198,6 +198,24 @@ int virtq__pop(struct virtq *vq, struct virtq_chain *chain)
 	return virtq_walk(vq, head, chain) ?: 1;
 }
 
+const char *virtq__pop_error(int err)
+{
+	switch (err) {
+	case -EPROTO:
+		return "available index more than a queue ahead";
+	case -ERANGE:
+		return "descriptor index out of range";
+	case -ELOOP:
+		return "chain longer than the queue";
+	case -EFAULT:
+		return "buffer outside guest RAM";
+	case -EINVAL:
+		return "indirect, or readable after writable";
+	default:
+		return "broken ring";
+	}
+}
+
 void virtq__unpop(struct virtq *vq)
 {
 	vq->last_avail--;

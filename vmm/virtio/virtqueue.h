@@ -119,6 +119,9 @@ void virtq__set_event_idx(struct virtq *vq, bool on);
  */
 int virtq__pop(struct virtq *vq, struct virtq_chain *chain);
 
+/* What virtq__pop()'s error @err says the guest did, in a few words. */
+const char *virtq__pop_error(int err);
+
 /*
  * Puts back the chain virtq__pop() just returned (1): the next pop takes
  * it again, from the ring, checked again.  For a device that cannot take
