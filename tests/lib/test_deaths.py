@@ -102,6 +102,31 @@ class GuestDeath(unittest.TestCase):
         self.assertEqual(deaths.guest_death(self.RING % (0, 12, 9, 3),
                                             124).kind, "hang")
 
+    def test_an_oops_with_impossible_flags_is_a_death(self):
+        # seen in the rig: the guest's oops, then the VMM's registers
+        oops = ("[   27.7] RIP: 0010:0x0\r\n"
+                "[   27.7] RSP: 0018:ff357ae60005fcd0 EFLAGS: 41319646\r\n")
+        d = deaths.guest_death(oops, 11)
+        self.assertEqual((d.kind, d.in_gpin), ("corrupt CPU state", False))
+        self.assertEqual(d.detail,
+                         "RSP: 0018:ff357ae60005fcd0 EFLAGS: 41319646")
+        regs = ("gpin-vmm: vcpu0: rip 0xffffffff910e705f "
+                "rsp 0xffffffff92003e88 rflags 0x41108212 cr2 0x0\n")
+        self.assertEqual(deaths.guest_death(regs, 11).kind,
+                         "corrupt CPU state")
+        # bit 1 is always set
+        self.assertEqual(deaths.guest_death("EFLAGS: 00000200\n", 11).kind,
+                         "corrupt CPU state")
+
+    def test_an_oops_with_possible_flags_is_a_plain_failure(self):
+        oops = "[ 5.1] RSP: 0018:ffffb0c0 EFLAGS: 00010246\n"
+        self.assertIsNone(deaths.guest_death(oops, 11))
+        regs = ("gpin-vmm: vcpu1: rip 0x7fe6773482a0 rsp 0x7fe6628f3788 "
+                "rflags 0x206 cr2 0x0\n")
+        self.assertIsNone(deaths.guest_death(regs, 11))
+        # a guest that ended as wanted did not die
+        self.assertIsNone(deaths.guest_death("EFLAGS: 41319646\n", 0))
+
     def test_unexpected_guest_panic(self):
         d = deaths.guest_death("Kernel panic - not syncing: VFS\n", 3)
         self.assertEqual(d.kind, "panic")

@@ -163,6 +163,25 @@ def stuck_queues(log):
     return out["gpin"], out["notify"]
 
 
+# EFLAGS bits an x86 CPU can hold (CF, 1, PF, AF, ZF..OF, IOPL, NT, RF..ID):
+# any other bit set in a register dump, or bit 1 clear, is no state a CPU
+# can be in - the (nested, emulated) virtualisation corrupted it.
+_EFLAGS_VALID = 0x3F7FD7
+_EFLAGS = re.compile(r"(?:EFLAGS: |gpin-vmm: vcpu\d+: rip \S+ rsp \S+ "
+                     r"rflags 0x)([0-9a-f]+)")
+
+
+def corrupt_cpu_state(log):
+    """The first register dump in LOG (the guest kernel's oops, gpin-vmm's
+    vCPU registers) whose flags no CPU can hold, as its line; or ""."""
+    for m in _EFLAGS.finditer(log):
+        flags = int(m.group(1), 16)
+        if flags & ~_EFLAGS_VALID or not flags & 2:
+            start = log.rfind("\n", 0, m.start()) + 1
+            return _clean(log[start:].split("\n", 1)[0])
+    return ""
+
+
 def guest_death(log, status, want=0):
     """Whether the guest of console log LOG (gpin-vmm's stdout and stderr),
     whose VMM ended with STATUS where WANT was expected, died; a Death or
@@ -191,10 +210,15 @@ def guest_death(log, status, want=0):
             return Death("guest", "stuck queue", "; ".join(stuck),
                          in_gpin=True)
         return Death("guest", "hang", "; ".join(waiting) or
-                     "no progress until the limit")
+                     corrupt_cpu_state(log) or "no progress until the limit")
     fault = kernel_fault(log, _KERNEL_FAULTS[:1])
     if fault:
         return Death("guest", "panic", fault)
+    # an oops that killed the job, not the kernel: a death only when the
+    # CPU's own state says the virtualisation broke it
+    bad = corrupt_cpu_state(log)
+    if bad:
+        return Death("guest", "corrupt CPU state", bad)
     return None
 
 
