@@ -171,9 +171,10 @@ stop_vmm() {
 }
 
 # SIGUSR1 while the guest runs (virtio payload, wait=1: it halts after its
-# 5 requests) prints the counter line of the exit and where vCPU 0 is (in
-# the guest, halted, and its registers), and the VMM goes on until
-# SIGTERM, which prints the counters once more.
+# 5 requests) prints the counter line of the exit, the queue's ring (idle:
+# all 5 taken and used, none in flight) and where vCPU 0 is (in the guest,
+# halted, and its registers), and the VMM goes on until SIGTERM, which
+# prints the counters once more.
 counters_on_sigusr1() {
 	local want="gpin-vmm: blk0-q0: 5 requests, 1024 bytes, 2 errors"
 	local problem='' pid running=yes
@@ -191,6 +192,9 @@ counters_on_sigusr1() {
 			problem="no vcpu0 registers on SIGUSR1"
 		grep -q "^gpin-vmm: vcpu0: [0-9]* exits, in the guest" "$err" ||
 			problem="no vcpu0 state line on SIGUSR1"
+		# the ring of a queue that served its 5 and is idle
+		grep -q "^gpin-vmm: blk0-q0-ring: avail 5, taken 5, used 5, .*, inflight 0," "$err" ||
+			problem="no idle blk0-q0 ring line on SIGUSR1"
 		sleep 0.2
 		kill -0 "$pid" 2>/dev/null || running=no
 	fi
@@ -204,7 +208,7 @@ counters_on_sigusr1() {
 	elif [ "$status" -ne 143 ]; then
 		problem="exit status $status after SIGTERM, expected 143"
 	fi
-	result "virtio-blk: SIGUSR1 prints the queue counters and vCPU state while it runs" \
+	result "virtio-blk: SIGUSR1 prints the queue counters, the ring and vCPU state while it runs" \
 		"$problem"
 }
 
