@@ -1039,7 +1039,8 @@ static void print_ring(const struct virtio_blk *blk, const struct blk_queue *q,
 	const struct virtq *vq = &blk->vdev.vqs[q->idx];
 	struct virtq_snapshot s;
 
-	virtq__snapshot(vq, &s);
+	if (!virtq__snapshot(vq, &s))
+		return;
 	fprintf(out, "gpin-vmm: blk%u-q%u-ring: avail %u, taken %u, used %u, "
 		"decided %u, %s %u, used_event %u%s, inflight %u, run %#x, "
 		"quiet_us %ld, retry %d\n", blk->p.index, q->idx, s.avail,

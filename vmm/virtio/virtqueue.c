@@ -260,21 +260,28 @@ bool virtq__needs_interrupt(struct virtq *vq)
 		 VRING_AVAIL_F_NO_INTERRUPT);
 }
 
-void virtq__snapshot(const struct virtq *vq, struct virtq_snapshot *s)
+bool virtq__snapshot(const struct virtq *vq, struct virtq_snapshot *s)
 {
-	struct vring vr = vring_of(vq);
+	struct vring_avail *avail = __atomic_load_n(&vq->avail,
+						    __ATOMIC_ACQUIRE);
+	struct vring_used *used = __atomic_load_n(&vq->used, __ATOMIC_ACQUIRE);
+	uint16_t size = __atomic_load_n(&vq->size, __ATOMIC_RELAXED);
 
-	s->avail = __atomic_load_n(&vq->avail->idx, __ATOMIC_RELAXED);
+	/* a reset may be clearing the queue under us: nothing to show */
+	if (!avail || !used || !size)
+		return false;
+	s->avail = __atomic_load_n(&avail->idx, __ATOMIC_RELAXED);
 	s->taken = __atomic_load_n(&vq->last_avail, __ATOMIC_RELAXED);
 	s->used = __atomic_load_n(&vq->used_idx, __ATOMIC_RELAXED);
 	s->decided = __atomic_load_n(&vq->decided_used, __ATOMIC_RELAXED);
-	s->avail_event = __atomic_load_n(&vring_avail_event(&vr),
+	/* vring_avail_event() / vring_used_event(): past the other ring */
+	s->avail_event = __atomic_load_n((uint16_t *)&used->ring[size],
 					 __ATOMIC_RELAXED);
-	s->used_event = __atomic_load_n(&vring_used_event(&vr),
-					__ATOMIC_RELAXED);
+	s->used_event = __atomic_load_n(&avail->ring[size], __ATOMIC_RELAXED);
 	s->event_idx = __atomic_load_n(&vq->event_idx, __ATOMIC_RELAXED);
-	s->no_notify = __atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+	s->no_notify = __atomic_load_n(&used->flags, __ATOMIC_RELAXED) &
 		       VRING_USED_F_NO_NOTIFY;
-	s->no_interrupt = __atomic_load_n(&vq->avail->flags, __ATOMIC_RELAXED) &
+	s->no_interrupt = __atomic_load_n(&avail->flags, __ATOMIC_RELAXED) &
 			  VRING_AVAIL_F_NO_INTERRUPT;
+	return true;
 }

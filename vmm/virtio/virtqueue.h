@@ -179,6 +179,7 @@ struct virtq_snapshot {
 	bool no_interrupt;	/* VRING_AVAIL_F_NO_INTERRUPT is set */
 };
 
-void virtq__snapshot(const struct virtq *vq, struct virtq_snapshot *s);
+/* Fills @s; false when the queue has no rings (a reset cleared it). */
+bool virtq__snapshot(const struct virtq *vq, struct virtq_snapshot *s);
 
 #endif /* GPIN_VIRTQUEUE_H */
