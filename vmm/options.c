@@ -114,7 +114,8 @@ void options__usage(FILE *out, const char *prog)
 "\n"
 "Counters: at exit, one line per disk queue on stderr, \"blkN-qM: R requests,\n"
 "B bytes, E errors\"; SIGUSR1 prints the same lines while the VM runs,\n"
-"then each vCPU's exits, whether it is in the guest, and its registers.\n",
+"each queue's ring (\"blkN-qM-ring: avail A, taken T, used U, ...\"), then\n"
+"each vCPU's exits, whether it is in the guest, and its registers.\n",
 		prog, DEFAULT_CMDLINE, VM_CPUS_MAX,
 		(unsigned long long)(GUEST_MEM_MIN >> 20),
 		(unsigned long long)(GUEST_MEM_MAX >> 30),
