@@ -62,7 +62,7 @@ void options__usage(FILE *out, const char *prog)
 "                       %llu MiB..%llu GiB (default %llu MiB)\n"
 "  -d, --disk PATH[,ro][,pin=fast|locked|kernel][,queues=N][,io=vcpu|iothread]\n"
 "             [,event_idx=on|off][,transport=mmio|pci][,iops=N][,bps=N[KMG]]\n"
-"             [,poll=US]\n"
+"             [,poll=US][,irq_hold=US]\n"
 "                       virtio-blk disk on a file or block device, O_DIRECT;\n"
 "                       up to %d; queues default to one per vCPU (max %d);\n"
 "                       io=vcpu: the notifying vCPU submits (default),\n"
@@ -79,7 +79,11 @@ void options__usage(FILE *out, const char *prog)
 "                       second, all queues together (requests wait in the\n"
 "                       guest's ring).  poll=US: a busy queue that ran empty\n"
 "                       is looked at again after US microseconds (three\n"
-"                       times) before the guest must notify; default 0, off\n"
+"                       times) before the guest must notify; default 0, off.\n"
+"                       irq_hold=US: a completion's interrupt waits up to\n"
+"                       US microseconds while other requests of its queue\n"
+"                       are in flight, so one interrupt covers several;\n"
+"                       default 0, off\n"
 "      --domain FILE    take the VM from a libvirt <domain type='kvm'> XML,\n"
 "                       validated against libvirt's schema (replaces the\n"
 "                       options above; see docs/LIBVIRT.md)\n"
@@ -224,7 +228,20 @@ static int parse_count(const char *val, uint64_t max, bool units,
 	return 0;
 }
 
-/* iops=, bps=, poll=: numbers with a range. */
+/* poll=, irq_hold=: microseconds, 0 for off. */
+static int parse_disk_us(const char *w, const char *val, unsigned int *us,
+			 char *err, size_t errlen)
+{
+	uint64_t n = 0;
+
+	if (strcmp(val, "0") && parse_count(val, DISK_POLL_US_MAX, false, &n))
+		return err__set(err, errlen, "--disk: %s=%s: expected 0 to %d "
+				"microseconds", w, val, DISK_POLL_US_MAX);
+	*us = n;
+	return 0;
+}
+
+/* iops=, bps=, poll=, irq_hold=: numbers with a range. */
 static int parse_disk_number(const char *w, const char *val,
 			     struct disk_config *d, char *err, size_t errlen)
 {
@@ -246,15 +263,10 @@ static int parse_disk_number(const char *w, const char *val,
 		d->bps = n;
 		return 0;
 	}
-	if (!strcmp(w, "poll")) {
-		if (strcmp(val, "0") &&
-		    parse_count(val, DISK_POLL_US_MAX, false, &n))
-			return err__set(err, errlen, "--disk: poll=%s: expected "
-					"0 to %d microseconds", val,
-					DISK_POLL_US_MAX);
-		d->poll_us = strcmp(val, "0") ? n : 0;
-		return 0;
-	}
+	if (!strcmp(w, "poll"))
+		return parse_disk_us(w, val, &d->poll_us, err, errlen);
+	if (!strcmp(w, "irq_hold"))
+		return parse_disk_us(w, val, &d->irq_hold_us, err, errlen);
 	return err__set(err, errlen, "--disk: unknown option '%s='", w);
 }
 

@@ -68,6 +68,7 @@ struct disk_config {
 	uint64_t iops;		/* iops=: requests a second, 0: no limit */
 	uint64_t bps;		/* bps=: READ/WRITE bytes a second, 0: no limit */
 	unsigned int poll_us;	/* poll=: look again at a busy queue, 0: off */
+	unsigned int irq_hold_us; /* irq_hold=: moderate interrupts, 0: off */
 	enum config_from pin_from, io_from, transport_from;
 };
 

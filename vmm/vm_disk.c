@@ -191,6 +191,7 @@ static int vm_setup_disk(struct vm *vm, const struct disk_config *d,
 		.iops = d->iops,
 		.bps = d->bps,
 		.poll_us = d->poll_us,
+		.irq_hold_us = d->irq_hold_us,
 		.backend = disk_backend(d, i),
 		.index = i,
 	};

@@ -187,6 +187,9 @@ class ConfigVariants(unittest.TestCase):
                          "iops=500,poll=50")
         self.assertIn("--churn", cmd)
         self.assertEqual(e2e_host.pin_mode("fast-churn@poll=1"), "fast")
+        disk, _ = self.disk_of("fast@poll=200+irq_hold=500")
+        self.assertEqual(disk, "/dev/nullb0,pin=fast,transport=pci,"
+                         "poll=200,irq_hold=500")
         disk, _ = self.disk_of("kernel")
         self.assertEqual(disk, "/dev/nullb0,pin=kernel,transport=pci")
 

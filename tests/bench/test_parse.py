@@ -153,5 +153,53 @@ class Markers(unittest.TestCase):
         self.assertEqual(m.feed("b\n"), [("START", "ab", "")])
 
 
+# A 6.1 guest's /proc/interrupts on virtio-pci, before and after a job.
+IRQS_BEFORE = """           CPU0       CPU1
+  0:         38          0   IO-APIC   2-edge      timer
+  4:        100          0   IO-APIC   4-edge      ttyS0
+ 24:          0          1  PCI-MSIX-0000:00:02.0   0-edge      virtio0-config
+ 25:       1000          0  PCI-MSIX-0000:00:02.0   1-edge      virtio0-req.0
+ 26:          0       2000  PCI-MSIX-0000:00:02.0   2-edge      virtio0-req.1
+NMI:          0          0   Non-maskable interrupts
+LOC:        500        600   Local timer interrupts
+RES:         10         20   Rescheduling interrupts
+CAL:          1          2   Function call interrupts
+TLB:          0          1   TLB shootdowns
+ERR:          0
+"""
+IRQS_AFTER = IRQS_BEFORE.replace("1000          0", "1400          0") \
+    .replace("0       2000", "0       2300") \
+    .replace("500        600", "550        640") \
+    .replace("10         20", "30         25") \
+    .replace("100          0", "130          0")
+
+
+class Interrupts(unittest.TestCase):
+    def test_two_tables_give_the_delta_by_kind(self):
+        text = IRQS_BEFORE + IRQS_AFTER.replace("\n", "\r\n")
+        d = parse.interrupt_delta(text)
+        self.assertEqual(d, {"virtio": 700, "ipi": 25, "timer": 90,
+                             "other": 30})
+
+    def test_rows_are_named_by_their_action(self):
+        t = parse.interrupt_tables(IRQS_BEFORE)
+        self.assertEqual(len(t), 1)
+        self.assertEqual(t[0]["virtio0-req.1"], 2000)
+        self.assertEqual(t[0]["LOC"], 1100)
+        self.assertEqual(t[0]["ERR"], 0)
+
+    def test_kinds(self):
+        self.assertEqual(parse.interrupt_group("virtio0-req.3"), "virtio")
+        self.assertEqual(parse.interrupt_group("virtio2"), "virtio")
+        self.assertEqual(parse.interrupt_group("virtio0-config"), "other")
+        self.assertEqual(parse.interrupt_group("RES"), "ipi")
+        self.assertEqual(parse.interrupt_group("LOC"), "timer")
+        self.assertEqual(parse.interrupt_group("timer"), "other")
+
+    def test_one_table_or_none_is_no_delta(self):
+        self.assertIsNone(parse.interrupt_delta(IRQS_BEFORE))
+        self.assertIsNone(parse.interrupt_delta(""))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -91,6 +91,7 @@ struct blk_queue {
 	/* The owner's; control paths change them holding the queue. */
 	bool active;
 	bool need_irq;
+	uint64_t held_ns;		/* irq_hold=: an interrupt held since */
 	unsigned int inflight;
 	unsigned int gen;		/* bumped by a reset that gave up waiting */
 	unsigned int stale;		/* requests in flight across such a reset */
@@ -107,6 +108,7 @@ struct blk_queue {
 	/* What the thread reads before it sleeps. */
 	_Atomic long quiet_us;		/* notifications off: look again then */
 	_Atomic long throttle_us;	/* a rate limit holds chains back */
+	_Atomic long hold_us;		/* irq_hold=: signal then at the latest */
 	_Atomic bool retry;		/* the backend kept requests back */
 
 	/* A reset waiting for the queue to drain. */
@@ -334,14 +336,46 @@ static long quiet_us(const struct blk_queue *q)
 	return us > BLK_QUIET_MAX_US ? BLK_QUIET_MAX_US : us;
 }
 
+/*
+ * irq_hold= (off by default): whether the interrupt for what was pushed
+ * waits for the completions of the requests still in flight, so that one
+ * interrupt covers them all, as a NIC's or an NVMe controller's interrupt
+ * coalescing does.  Each interrupt costs the guest an injection and an
+ * EOI exit and a pass through its handler; when the host completes faster
+ * than the guest submits, it otherwise takes one per request.  The wait
+ * is bounded by irq_hold= from the first completion held: the thread's
+ * timer signals then.  With nothing in flight nothing more is coming, and
+ * the guest is told at once (qd1 pays nothing).
+ */
+static bool hold_signal(struct blk_queue *q, unsigned int flags)
+{
+	long hold = q->blk->p.irq_hold_us, left;
+	uint64_t now;
+
+	if (!hold || !q->inflight)
+		return false;
+	now = now_ns();
+	if (!q->held_ns)
+		q->held_ns = now;
+	left = hold - (long)((now - q->held_ns) / 1000);
+	if (left <= 0)
+		return false;
+	/* a vCPU leaves now: the thread arms the timer it set */
+	if (!atomic_exchange(&q->hold_us, left) && !(flags & VQS_THREAD))
+		vq_service__wake(&q->svc);
+	return true;
+}
+
 /* One interrupt decision for everything pushed since the last one. */
-static void signal_used(struct blk_queue *q)
+static void signal_used(struct blk_queue *q, unsigned int flags)
 {
 	struct virtio_dev *vdev = &q->blk->vdev;
 
-	if (!q->need_irq)
+	if (!q->need_irq || hold_signal(q, flags))
 		return;
 	q->need_irq = false;
+	q->held_ns = 0;
+	atomic_store(&q->hold_us, 0);
 	if (virtq__needs_interrupt(&vdev->vqs[q->idx]))
 		virtio_dev__signal_used(vdev, q->idx);
 }
@@ -576,6 +610,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 		 */
 		atomic_store(&q->quiet_us, 0);
 		atomic_store(&q->throttle_us, 0);
+		atomic_store(&q->hold_us, 0);
 		note_drained(q);
 		return false;
 	}
@@ -585,29 +620,36 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	 * not even the array of them.
 	 */
 	vq = &blk->vdev.vqs[qi];
-	signal_used(q);
+	signal_used(q, flags);
 	atomic_store(&q->throttle_us, 0);
 	more = take_chains(q, vq, &prepared, &taken);
 	if (prepared)
 		submit(q, flags);
 	if (!q->active)
 		return false;
-	signal_used(q);
+	signal_used(q, flags);
 	if (more)
 		return true;
 	return settle_notifications(q, vq, flags, taken);
 }
 
+/* The sooner of two timers, each 0 (or less) when not set. */
+static long sooner_us(long a, long b)
+{
+	if (a <= 0)
+		return b;
+	return b > 0 && b < a ? b : a;
+}
+
 static long blk_sleep_us(void *opaque, unsigned int qi)
 {
 	struct blk_queue *q = &((struct virtio_blk *)opaque)->q[qi];
-	long throttle = atomic_load(&q->throttle_us), us;
+	long us;
 
 	if (atomic_load(&q->retry))
 		return BLK_RETRY_US;
-	us = atomic_load(&q->quiet_us);
-	if (throttle && (us <= 0 || throttle < us))
-		return throttle;
+	us = sooner_us(atomic_load(&q->quiet_us), atomic_load(&q->throttle_us));
+	us = sooner_us(us, atomic_load(&q->hold_us));
 	return us > 0 ? us : -1;
 }
 
@@ -653,6 +695,7 @@ static void stop_queue(struct blk_queue *q)
 	q->active = false;
 	atomic_store(&q->quiet_us, 0);
 	atomic_store(&q->throttle_us, 0);
+	atomic_store(&q->hold_us, 0);
 	pthread_mutex_lock(&q->lock);
 	q->drained = !q->inflight;
 	pthread_mutex_unlock(&q->lock);
@@ -690,6 +733,7 @@ static void forget_inflight(struct virtio_blk *blk, struct blk_queue *q)
 		q->gen++;
 	}
 	q->need_irq = false;
+	q->held_ns = 0;
 	/* q->retry stays: what the backend kept back still has to go out */
 	vq_service__unhold(&q->svc, 0);
 }

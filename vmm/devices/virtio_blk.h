@@ -66,6 +66,11 @@ struct virtio_blk_params {
 	 * empty, with notifications off; 0: notifications on at once.
 	 */
 	long poll_us;
+	/*
+	 * Interrupt moderation: how long a completion's interrupt may wait
+	 * for the completions of the requests still in flight; 0: none.
+	 */
+	long irq_hold_us;
 	bool quiet;			/* no start-up or error lines (fuzzing) */
 	/*
 	 * No queue threads: the caller runs virtio_blk__service() (the

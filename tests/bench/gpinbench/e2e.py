@@ -70,7 +70,9 @@ def parse_args(argv):
                    "--quick: %d)" % (DEFAULTS["rounds"], QUICK["rounds"]))
     p.add_argument("--configs", help="comma-separated, of %s (default: "
                    "all); a gpin-vmm one may carry extra --disk words after "
-                   "@, as fast@poll=200, to compare a setting in one run"
+                   "@, as fast@poll=200 (several joined by +, as "
+                   "fast@poll=200+irq_hold=500), to compare a setting in "
+                   "one run"
                    % ",".join(ALL_CONFIGS))
     p.add_argument("--cpus", help="guest vCPUs, one test host each, with as "
                    "many CPUs (4 on a 2-core machine is oversubscribed); "

@@ -29,13 +29,17 @@ KVM_COUNTERS = ("exits", "irq_injections", "mmio_exits", "io_exits",
 # quiet 6.1 guest in up to ~100 s: docs/RIG.md, Timings), and between two
 # markers beyond the fio runtime (a job's start-up under TCG).
 BOOT_LIMIT = 300
+# Between fio's JSON and the guest's interrupt tables in a job's block.
+IRQ_SEPARATOR = "E2E-IRQS"
 JOB_SLACK = 120
 
 
 def guest_script(cpus, runtime, workloads, device="/dev/vda"):
     """The guest's script: each job prints START, runs fio (numjobs =
-    vCPUs, each on its own 128 MiB), prints STOP, then its JSON between
-    BEGIN and END.  The pause at the end lets the console drain before the
+    vCPUs, each on its own 128 MiB), prints STOP, then between BEGIN and
+    END its JSON and, after IRQ_SEPARATOR, the guest's /proc/interrupts
+    from before and after fio (which interrupts the guest took per I/O:
+    the device's, or IPIs and timers).  The pause at the end lets the console drain before the
     exit device ends the VMM (QEMU's last block was cut short without it).
     No ramp time: the counters read at START and STOP bracket every I/O
     fio counts."""
@@ -43,13 +47,16 @@ def guest_script(cpus, runtime, workloads, device="/dev/vda"):
     return f"""[ -b {device} ] || {{ echo E2E-ERROR no {device}; exit 10; }}
 for j in {jobs}; do rw=${{j%%:*}}; r=${{j#*:}}; bs=${{r%%:*}}; qd=${{r#*:}}
 echo E2E-START $j
+cat /proc/interrupts >/tmp/i0
 fio --name=$rw --filename={device} --direct=1 --ioengine=libaio --rw=$rw \\
  --bs=$bs --iodepth=$qd --numjobs={cpus} --size=128M --offset_increment=128M \\
  --time_based --runtime={runtime} --group_reporting \\
  --output-format=json --output=/tmp/r.json >/dev/null 2>&1 ||
  echo E2E-ERROR $j fio
+cat /proc/interrupts >/tmp/i1
 echo E2E-STOP $j
-echo E2E-BEGIN $j; cat /tmp/r.json; echo E2E-END
+echo E2E-BEGIN $j; cat /tmp/r.json; echo {IRQ_SEPARATOR}; cat /tmp/i0 /tmp/i1
+echo E2E-END
 done
 sleep 2
 exit 0
@@ -58,7 +65,8 @@ exit 0
 
 def split_config(config):
     """A configuration's name and its extra --disk words: "fast@poll=200"
-    is fast with --disk ...,poll=200 (an A/B of a VMM setting in one run)."""
+    is fast with --disk ...,poll=200 (an A/B of a VMM setting in one run);
+    "fast@poll=200+irq_hold=500" gives both ("," separates configs)."""
     name, _, extra = config.partition("@")
     return name, extra
 
@@ -177,15 +185,17 @@ class Boot:
 
     def finish_job(self, job, block):
         w = Workload.from_key(job["id"])
+        fio_text, _, irq_text = block.partition(IRQ_SEPARATOR)
         try:
-            fio = parse.fio_result(block, w.rw)
+            fio = parse.fio_result(fio_text, w.rw)
         except (ValueError, KeyError, IndexError) as e:
             print("  %s %s: unparsable fio output (%s)"
                   % (self.ctx["config"], w.label, e), flush=True)
             return
         start, stop = job["START"], job.get("STOP")
         rec = dict(self.ctx, kind="job", **w.fields(), **fio,
-                   kvm=None, gpin=None, vmm=None)
+                   kvm=None, gpin=None, vmm=None,
+                   guest_irqs=parse.interrupt_delta(irq_text))
         if stop:
             rec["kvm"] = _delta(stop["kvm"], start["kvm"])
             rec["gpin"] = _delta(stop["gpin"], start["gpin"])
@@ -216,7 +226,7 @@ def vm_command(plan, config, cmdline):
     disk = "%s,pin=%s,transport=%s" % (NULLB, pin_mode(config) or "kernel",
                                         plan["transport"])
     if extra:
-        disk += "," + extra
+        disk += "," + extra.replace("+", ",")
     return guest.gpin_vmm(plan["vmm"], plan["vmlinuz"], plan["initrd"], cpus,
                           GUEST_MEM, cmdline, disk=disk,
                           churn=name.endswith("-churn"))

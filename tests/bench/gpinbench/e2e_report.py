@@ -45,6 +45,11 @@ def _pages_per_call(r):
     return g["pages"] / g["calls"] if g.get("calls") else None
 
 
+def _guest_irqs(r, group):
+    """Interrupts of GROUP (parse.interrupt_group) the guest took."""
+    return (r.get("guest_irqs") or {}).get(group)
+
+
 def _exits_irqs(r):
     e, i = _kvm(r, "exits"), _kvm(r, "irq_injections")
     return _per_io(r, e + i) if e is not None and i is not None else None
@@ -56,6 +61,10 @@ METRICS = {
     "exits_per_io": lambda r: _per_io(r, _kvm(r, "exits")),
     "irqs_per_io": lambda r: _per_io(r, _kvm(r, "irq_injections")),
     "exits_irqs_per_io": _exits_irqs,
+    "guest_device_irqs_per_io": lambda r: _per_io(
+        r, _guest_irqs(r, "virtio")),
+    "guest_ipis_per_io": lambda r: _per_io(r, _guest_irqs(r, "ipi")),
+    "guest_timer_irqs_per_io": lambda r: _per_io(r, _guest_irqs(r, "timer")),
     "requests_per_io": lambda r: _per_io(r, _requests(r)),
     "pin_calls_per_io": lambda r: _per_io(
         r, _gpin(r, "pin_calls", "calls")),
@@ -68,6 +77,9 @@ METRICS = {
 # The counts table: (metric, column heading)
 COUNTS = [("exits_per_io", "KVM exits / I/O"),
           ("irqs_per_io", "interrupts / I/O"),
+          ("guest_device_irqs_per_io", "guest: disk IRQs / I/O"),
+          ("guest_ipis_per_io", "guest: IPIs / I/O"),
+          ("guest_timer_irqs_per_io", "guest: timer IRQs / I/O"),
           ("requests_per_io", "VMM requests / I/O"),
           ("pin_calls_per_io", "pin calls / I/O"),
           ("pages_per_call", "pages / pin call"),
@@ -237,7 +249,9 @@ def write(out, records, ledger, meta):
            "requests: gpin-vmm's own queue counters (SIGUSR1 at the same "
            "moments); pin calls, fallbacks and mmap_lock wait: gpin-vmm's "
            "`blkN-gpin` line, pages per pin call: gpin-stat (gpin.ko, "
-           "module-wide for the mode).", ""]
+           "module-wide for the mode); the guest's interrupts: its "
+           "/proc/interrupts before and after fio (disk: the virtio "
+           "device's queue vectors; IPIs: RES, CAL, TLB; timer: LOC).", ""]
     md += counts_table(jobs, configs)
     md += ["", "## Comparisons without a target", ""]
     md += report.comparison_lines(free, cell_label)

@@ -155,3 +155,73 @@ class Markers:
             self._block = None
             return [("END", self._id, block)]
         return [(marker, ident, "")]
+
+
+# /proc/interrupts rows that are IPIs between the guest's CPUs: a wake-up
+# of a task on another CPU, a function call, a TLB shootdown.
+_IPI_ROWS = ("RES", "CAL", "TLB")
+
+
+def _interrupt_rows(lines, ncpu):
+    """{row: count summed over the CPUs} of one /proc/interrupts table
+    (its header line removed).  A numbered row is named by the action
+    that closes it (the device, as virtio0-req.1)."""
+    rows = {}
+    for line in lines:
+        label, sep, rest = line.partition(":")
+        if not sep or not label.strip():
+            continue
+        fields = rest.split()
+        counts = []
+        for f in fields[:ncpu]:
+            if not f.isdigit():
+                break
+            counts.append(int(f))
+        if not counts:
+            continue
+        label = label.strip()
+        if label.isdigit():
+            label = fields[-1] if len(fields) > len(counts) else label
+        rows[label] = rows.get(label, 0) + sum(counts)
+    return rows
+
+
+def interrupt_tables(text):
+    """The /proc/interrupts tables in TEXT, one {row: count} each; a
+    table starts at its "CPU0 CPU1 ..." header."""
+    tables, lines, ncpu = [], None, 0
+    for line in clean_console(text).split("\n"):
+        words = line.split()
+        if words and all(w.startswith("CPU") for w in words):
+            if lines is not None:
+                tables.append(_interrupt_rows(lines, ncpu))
+            lines, ncpu = [], len(words)
+        elif lines is not None:
+            lines.append(line)
+    if lines is not None:
+        tables.append(_interrupt_rows(lines, ncpu))
+    return tables
+
+
+def interrupt_group(row):
+    """Which kind of interrupt a /proc/interrupts row counts: "virtio"
+    (a virtio device's queues; not its configuration vector), "ipi",
+    "timer" (the local APIC timer) or "other"."""
+    if row.startswith("virtio") and not row.endswith("-config"):
+        return "virtio"
+    if row in _IPI_ROWS:
+        return "ipi"
+    return "timer" if row == "LOC" else "other"
+
+
+def interrupt_delta(text):
+    """The interrupts the guest took between its two /proc/interrupts
+    tables in TEXT, by interrupt_group(); None without two tables."""
+    tables = interrupt_tables(text)
+    if len(tables) != 2:
+        return None
+    before, after = tables
+    out = {"virtio": 0, "ipi": 0, "timer": 0, "other": 0}
+    for row, n in after.items():
+        out[interrupt_group(row)] += max(n - before.get(row, 0), 0)
+    return out
