@@ -67,6 +67,14 @@
 #define BLK_QUIET_MAX_US	20000
 /* In flight after a vCPU's pass for it to leave notifications off. */
 #define BLK_DEPTH_MIN		2
+/*
+ * irq_hold=: a held interrupt goes out when the ring stayed quiet for a
+ * quarter of the hold (the guest waits for it), and a hold that covered
+ * a single completion holds nothing for the next 1, 2, 4 ... up to this
+ * many interrupts.
+ */
+#define BLK_HOLD_LOOKS		4
+#define BLK_HOLD_BACKOFF_MAX	64
 /* poll=: timer passes finding nothing before the driver notifies again */
 #define BLK_POLL_TRIES		3
 /* The backend kept requests back (its ring was full): retry after this. */
@@ -92,6 +100,10 @@ struct blk_queue {
 	bool active;
 	bool need_irq;
 	uint64_t held_ns;		/* irq_hold=: an interrupt held since */
+	uint64_t look_ns;		/* the hold last looked at the ring */
+	uint16_t look_avail;		/* the guest's avail index then */
+	unsigned int hold_skip;		/* signals to let through unheld */
+	unsigned int hold_backoff;	/* what the last vain hold set it to */
 	unsigned int inflight;
 	unsigned int gen;		/* bumped by a reset that gave up waiting */
 	unsigned int stale;		/* requests in flight across such a reset */
@@ -313,6 +325,11 @@ static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 	q->inflight--;
 }
 
+static long min_us(long a, long b)
+{
+	return b > 0 && b < a ? b : a;
+}
+
 /* After a pass completed requests: how far apart such passes are. */
 static void note_completions(struct blk_queue *q)
 {
@@ -337,46 +354,120 @@ static long quiet_us(const struct blk_queue *q)
 }
 
 /*
- * irq_hold= (off by default): whether the interrupt for what was pushed
- * waits for the completions of the requests still in flight, so that one
- * interrupt covers them all, as a NIC's or an NVMe controller's interrupt
- * coalescing does.  Each interrupt costs the guest an injection and an
- * EOI exit and a pass through its handler; when the host completes faster
- * than the guest submits, it otherwise takes one per request.  The wait
- * is bounded by irq_hold= from the first completion held: the thread's
- * timer signals then.  With nothing in flight nothing more is coming, and
- * the guest is told at once (qd1 pays nothing).
+ * irq_hold= (off by default): interrupt coalescing, as a NIC's or an NVMe
+ * controller's.  Each interrupt costs the guest an injection, an EOI exit
+ * and a pass through its handler.  When the host completes faster than
+ * the guest submits, a guest at depth still sees every request complete
+ * before it adds the next, takes one interrupt per request and never
+ * gets more than one out: the speed of the host keeps the guest at qd1.
+ * Held, the first completion lets the guest carry on adding chains (the
+ * hold keeps notifications off: the thread's timer takes them), their
+ * completions join it, and one interrupt covers the batch.
+ *
+ * A hold ends at irq_hold= from its first completion at the latest, or
+ * as soon as a look (every irq_hold= / BLK_HOLD_LOOKS) finds that the
+ * guest added nothing since the last one while nothing is in flight: it
+ * is waiting for this interrupt.  A guest at qd1 always is: a hold that
+ * covered one completion backs off (hold_backoff), so qd1 pays a look
+ * on one request in BLK_HOLD_BACKOFF_MAX once it has settled.
  */
-static bool hold_signal(struct blk_queue *q, unsigned int flags)
+static long hold_look_us(const struct blk_queue *q)
 {
-	long hold = q->blk->p.irq_hold_us, left;
+	long us = q->blk->p.irq_hold_us / BLK_HOLD_LOOKS;
+
+	return us > 0 ? us : 1;
+}
+
+/* The guest's avail index: the chains taken and those still waiting. */
+static uint16_t guest_avail(const struct virtq *vq)
+{
+	return vq->last_avail + virtq__pending(vq);
+}
+
+/* Whether a hold in progress still has completions to wait for. */
+static bool hold_goes_on(struct blk_queue *q, const struct virtq *vq,
+			 uint64_t now)
+{
+	uint16_t avail = guest_avail(vq);
+
+	if (now - q->held_ns >= q->blk->p.irq_hold_us * 1000ULL)
+		return false;
+	if (now - q->look_ns < hold_look_us(q) * 1000ULL)
+		return true;
+	if (avail == q->look_avail && !q->inflight)
+		return false;
+	q->look_ns = now;
+	q->look_avail = avail;
+	return true;
+}
+
+/* Arms the thread's timer for the next look: a vCPU leaves now. */
+static void arm_hold_timer(struct blk_queue *q, unsigned int flags,
+			   uint64_t now)
+{
+	long look = hold_look_us(q) - (long)((now - q->look_ns) / 1000);
+	long left = q->blk->p.irq_hold_us -
+		    (long)((now - q->held_ns) / 1000);
+	long us = min_us(left, look);
+
+	if (!atomic_exchange(&q->hold_us, us > 0 ? us : 1) &&
+	    !(flags & VQS_THREAD))
+		vq_service__wake(&q->svc);
+}
+
+/* Whether the interrupt for what was pushed waits (see above). */
+static bool hold_signal(struct blk_queue *q, const struct virtq *vq,
+			unsigned int flags)
+{
 	uint64_t now;
 
-	if (!hold || !q->inflight)
+	if (!q->blk->p.irq_hold_us)
 		return false;
 	now = now_ns();
-	if (!q->held_ns)
-		q->held_ns = now;
-	left = hold - (long)((now - q->held_ns) / 1000);
-	if (left <= 0)
+	if (!q->held_ns) {
+		if (q->hold_skip) {
+			q->hold_skip--;
+			return false;
+		}
+		q->held_ns = q->look_ns = now;
+		q->look_avail = guest_avail(vq);
+	} else if (!hold_goes_on(q, vq, now)) {
 		return false;
-	/* a vCPU leaves now: the thread arms the timer it set */
-	if (!atomic_exchange(&q->hold_us, left) && !(flags & VQS_THREAD))
-		vq_service__wake(&q->svc);
+	}
+	arm_hold_timer(q, flags, now);
 	return true;
+}
+
+/* A held interrupt goes out: a hold that gathered nothing backs off. */
+static void end_hold(struct blk_queue *q, const struct virtq *vq)
+{
+	uint16_t covered = vq->used_idx - vq->decided_used;
+
+	if (!q->held_ns)
+		return;
+	if (covered > 1) {
+		q->hold_backoff = 0;
+	} else {
+		q->hold_backoff = q->hold_backoff ? 2 * q->hold_backoff : 1;
+		if (q->hold_backoff > BLK_HOLD_BACKOFF_MAX)
+			q->hold_backoff = BLK_HOLD_BACKOFF_MAX;
+	}
+	q->hold_skip = q->hold_backoff;
+	q->held_ns = 0;
+	atomic_store(&q->hold_us, 0);
 }
 
 /* One interrupt decision for everything pushed since the last one. */
 static void signal_used(struct blk_queue *q, unsigned int flags)
 {
 	struct virtio_dev *vdev = &q->blk->vdev;
+	struct virtq *vq = &vdev->vqs[q->idx];
 
-	if (!q->need_irq || hold_signal(q, flags))
+	if (!q->need_irq || hold_signal(q, vq, flags))
 		return;
 	q->need_irq = false;
-	q->held_ns = 0;
-	atomic_store(&q->hold_us, 0);
-	if (virtq__needs_interrupt(&vdev->vqs[q->idx]))
+	end_hold(q, vq);
+	if (virtq__needs_interrupt(vq))
 		virtio_dev__signal_used(vdev, q->idx);
 }
 
@@ -481,11 +572,6 @@ static bool take_chains(struct blk_queue *q, struct virtq *vq,
 	return virtq__pending(vq) != 0;
 }
 
-static long min_us(long a, long b)
-{
-	return b > 0 && b < a ? b : a;
-}
-
 /*
  * poll= (off by default): whether the queue was busy lately, so that the
  * guest's next chain is better found by the thread's timer than
@@ -547,6 +633,11 @@ static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
 		virtq__disable_notify(vq);
 		if (!(flags & VQS_THREAD))
 			vq_service__wake(&q->svc);
+		return false;
+	}
+	if (q->held_ns) {
+		/* irq_hold=: the hold's timer looks; the guest adds freely */
+		virtq__disable_notify(vq);
 		return false;
 	}
 	if (at_depth(q, flags)) {
@@ -734,6 +825,7 @@ static void forget_inflight(struct virtio_blk *blk, struct blk_queue *q)
 	}
 	q->need_irq = false;
 	q->held_ns = 0;
+	atomic_store(&q->hold_us, 0);
 	/* q->retry stays: what the backend kept back still has to go out */
 	vq_service__unhold(&q->svc, 0);
 }
