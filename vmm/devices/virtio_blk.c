@@ -68,13 +68,14 @@
 /* In flight after a vCPU's pass for it to leave notifications off. */
 #define BLK_DEPTH_MIN		2
 /*
- * irq_hold=: a held interrupt goes out when the ring stayed quiet for a
- * quarter of the hold (the guest waits for it), and a hold that covered
- * a single completion holds nothing for the next 1, 2, 4 ... up to this
- * many interrupts.
+ * irq_hold=: a held interrupt goes out when the ring stayed quiet for four
+ * of the guest's usual gaps between two chains (it waits for it), within
+ * these bounds; a hold that covered a single completion holds nothing
+ * for the next 1, 2, 4 ... up to BLK_HOLD_BACKOFF_MAX interrupts.
  */
-#define BLK_HOLD_LOOKS		4
-#define BLK_HOLD_BACKOFF_MAX	64
+#define BLK_HOLD_LOOK_GAPS	4
+#define BLK_HOLD_LOOK_MIN_US	10
+#define BLK_HOLD_BACKOFF_MAX	256
 /* poll=: timer passes finding nothing before the driver notifies again */
 #define BLK_POLL_TRIES		3
 /* The backend kept requests back (its ring was full): retry after this. */
@@ -101,6 +102,8 @@ struct blk_queue {
 	bool need_irq;
 	uint64_t held_ns;		/* irq_hold=: an interrupt held since */
 	uint64_t look_ns;		/* the hold last looked at the ring */
+	uint64_t took_ns;		/* a pass last took chains */
+	uint64_t chain_gap_ns;		/* between two chains, averaged */
 	uint16_t look_avail;		/* the guest's avail index then */
 	unsigned int hold_skip;		/* signals to let through unheld */
 	unsigned int hold_backoff;	/* what the last vain hold set it to */
@@ -365,17 +368,48 @@ static long quiet_us(const struct blk_queue *q)
  * completions join it, and one interrupt covers the batch.
  *
  * A hold ends at irq_hold= from its first completion at the latest, or
- * as soon as a look (every irq_hold= / BLK_HOLD_LOOKS) finds that the
- * guest added nothing since the last one while nothing is in flight: it
- * is waiting for this interrupt.  A guest at qd1 always is: a hold that
- * covered one completion backs off (hold_backoff), so qd1 pays a look
- * on one request in BLK_HOLD_BACKOFF_MAX once it has settled.
+ * as soon as a look finds that the guest added nothing since the last
+ * one while nothing is in flight: it is waiting for this interrupt.  The
+ * looks are BLK_HOLD_LOOK_GAPS of the guest's usual gaps between chains
+ * apart (note_chains()), so the rule fits a guest under TCG, hundreds of
+ * microseconds between its requests, and one on hardware, a few: a
+ * fixed look either ends holds while the guest is still adding or idles
+ * the queue long after it stopped.  A guest at qd1 always waits: a hold
+ * that covered one completion backs off (hold_backoff), so qd1 pays a
+ * look on one request in BLK_HOLD_BACKOFF_MAX once it has settled.
  */
 static long hold_look_us(const struct blk_queue *q)
 {
-	long us = q->blk->p.irq_hold_us / BLK_HOLD_LOOKS;
+	long hold = q->blk->p.irq_hold_us;
+	long us = (long)(BLK_HOLD_LOOK_GAPS * q->chain_gap_ns / 1000);
 
-	return us > 0 ? us : 1;
+	if (!q->chain_gap_ns)
+		us = hold / BLK_HOLD_LOOK_GAPS;
+	if (us > hold / 2)
+		us = hold / 2;
+	return us < BLK_HOLD_LOOK_MIN_US ? BLK_HOLD_LOOK_MIN_US : us;
+}
+
+/*
+ * irq_hold=: a pass took @taken chains; how far apart the guest adds
+ * them, per chain, averaged.  A gap is counted up to the hold: a guest
+ * that stopped for longer was waiting, not adding.
+ */
+static void note_chains(struct blk_queue *q, unsigned int taken)
+{
+	uint64_t now, gap, max = q->blk->p.irq_hold_us * 1000ULL;
+
+	if (!max || !taken)
+		return;
+	now = now_ns();
+	if (q->took_ns) {
+		gap = (now - q->took_ns) / taken;
+		if (gap > max)
+			gap = max;
+		q->chain_gap_ns = q->chain_gap_ns ?
+				  (7 * q->chain_gap_ns + gap) / 8 : gap;
+	}
+	q->took_ns = now;
 }
 
 /* The guest's avail index: the chains taken and those still waiting. */
@@ -714,6 +748,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	signal_used(q, flags);
 	atomic_store(&q->throttle_us, 0);
 	more = take_chains(q, vq, &prepared, &taken);
+	note_chains(q, taken);
 	if (prepared)
 		submit(q, flags);
 	if (!q->active)
