@@ -70,6 +70,8 @@ class Script(unittest.TestCase):
         self.assertEqual(q.rounds, 2)
         self.assertEqual(q.workloads, [Workload("randread", "4k", 32)])
         self.assertNotIn("direct", q.configs)
+        self.assertEqual(q.vmm_disk, "irq_hold=4000")
+        self.assertEqual(e2e.parse_args(["--vmm-disk", ""]).vmm_disk, "")
 
 
 class Jobs(unittest.TestCase):
@@ -192,6 +194,19 @@ class ConfigVariants(unittest.TestCase):
                          "poll=200,irq_hold=500")
         disk, _ = self.disk_of("kernel")
         self.assertEqual(disk, "/dev/nullb0,pin=kernel,transport=pci")
+
+    def test_vmm_disk_words_for_every_vmm_config_before_its_own(self):
+        plan = dict(self.PLAN, vmm_disk="irq_hold=4000")
+        cmd = e2e_host.vm_command(plan, "locked", "console=ttyS0")
+        self.assertEqual(cmd[cmd.index("--disk") + 1],
+                         "/dev/nullb0,pin=locked,transport=pci,"
+                         "irq_hold=4000")
+        cmd = e2e_host.vm_command(plan, "fast@irq_hold=0", "console=ttyS0")
+        self.assertEqual(cmd[cmd.index("--disk") + 1],
+                         "/dev/nullb0,pin=fast,transport=pci,"
+                         "irq_hold=4000,irq_hold=0")
+        cmd = e2e_host.vm_command(plan, "qemu", "console=ttyS0")
+        self.assertNotIn("irq_hold=4000", " ".join(cmd))
 
     def test_which_configs_take_extra_words(self):
         self.assertTrue(e2e.known_config("fast@poll=200"))

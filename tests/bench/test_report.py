@@ -136,6 +136,13 @@ class Files(unittest.TestCase):
               if c["name"] == "fast ÷ locked IOPS"]
         self.assertEqual(fl[0]["verdict"], "ahead")
         self.assertTrue(fl[0]["significant"])
+        self.assertNotIn("--vmm-disk", md)     # a run from before it
+
+    def test_header_names_the_disk_words_every_vmm_config_got(self):
+        meta = {"vmm_disk": "irq_hold=4000"}
+        self.assertIn("`--disk ...,irq_hold=4000`",
+                      e2e_report.vmm_disk_text(meta))
+        self.assertEqual(e2e_report.vmm_disk_text({"vmm_disk": ""}), "")
 
 
 class Format(unittest.TestCase):

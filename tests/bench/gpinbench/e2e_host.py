@@ -225,6 +225,9 @@ def vm_command(plan, config, cmdline):
     name, extra = split_config(config)
     disk = "%s,pin=%s,transport=%s" % (NULLB, pin_mode(config) or "kernel",
                                         plan["transport"])
+    # every gpin-vmm configuration's (--vmm-disk); a config's own win
+    if plan.get("vmm_disk"):
+        disk += "," + plan["vmm_disk"]
     if extra:
         disk += "," + extra.replace("+", ",")
     return guest.gpin_vmm(plan["vmm"], plan["vmlinuz"], plan["initrd"], cpus,

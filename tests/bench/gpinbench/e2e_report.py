@@ -102,6 +102,17 @@ def cell_label(cell):
                             Workload.from_record(cell).label)
 
 
+def vmm_disk_text(meta):
+    """What every gpin-vmm configuration added to its --disk, if anything
+    (runs from before --vmm-disk have no such key: nothing)."""
+    words = meta.get("vmm_disk")
+    if not words:
+        return ""
+    return (", and every configuration of it runs with `--disk ...,%s` "
+            "(e2e --vmm-disk; a configuration's own words after @ win)"
+            % words)
+
+
 def present(records):
     """The configurations with results, in CONFIGS' order; a variant
     (fast@poll=0) right after its base configuration."""
@@ -227,12 +238,13 @@ def write(out, records, ledger, meta):
           "at commit %s on %s, in the rig's QEMU/TCG test host (kernel %s; "
           "as many CPUs as the guest has vCPUs) on a %d-CPU machine; "
           "backing: null_blk, memory-backed, in the test host; gpin-vmm's "
-          "virtio transport: %s; the test host's guests on %s.  fio: "
+          "virtio transport: %s%s; the test host's guests on %s.  fio: "
           "direct=1, libaio, numjobs = vCPUs, %d s per job, no ramp.  "
           "`direct` is the same fio in the test host on the backing itself.  "
           "TCG figures are not absolute: compare within one run."
           % (meta["commit"], meta["date"], meta["kernel"], os.cpu_count(),
-             meta["transport"], meta["paging"], meta["runtime"]),
+             meta["transport"], vmm_disk_text(meta), meta["paging"],
+             meta["runtime"]),
           "", report.method_text(meta["rounds"]),
           "", "## Targets", ""]
     md += report.comparison_lines(judged, cell_label)
