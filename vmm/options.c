@@ -119,7 +119,8 @@ void options__usage(FILE *out, const char *prog)
 "\"service = iothread\", \"transport = pci\": for disks that do not say.\n"
 "\n"
 "Counters: at exit, one line per disk queue on stderr, \"blkN-qM: R requests,\n"
-"B bytes, E errors\"; SIGUSR1 prints the same lines while the VM runs,\n"
+"B bytes, E errors\" (with irq_hold=, \", I interrupts, H holds\" too);\n"
+"SIGUSR1 prints the same lines while the VM runs,\n"
 "each queue's ring (\"blkN-qM-ring: avail A, taken T, used U, ...\"), then\n"
 "each vCPU's exits, whether it is in the guest, and its registers.\n",
 		prog, DEFAULT_CMDLINE, VM_CPUS_MAX,

@@ -8,8 +8,9 @@
  * signals the queue's eventfd), and a fake disk completes requests on
  * its own thread after a short delay.
  *
- * The input: byte 0 picks the device (bit 0: io=iothread) and the number
- * of racer writes (bits 1-4); then that many 8-byte racer entries (a
+ * The input: byte 0 picks the device (bit 0: io=iothread; bit 1: with
+ * irq_hold= and poll=, whose timers and held interrupts then race too)
+ * and the number of racer writes (bits 2-7, modulo RACER_MAX + 1); then that many 8-byte racer entries (a
  * 32-bit value, an address in guest RAM), which the racer thread stores
  * in a loop, each alternately as given and inverted, until the input
  * ends; then 8-byte guest actions as in fuzz_virtio_blk_dev.c (register
@@ -330,9 +331,13 @@ static const struct blk_backend_ops race_disk_ops = {
 	.stop = disk_stop,
 };
 
-/* ---- the devices: io=vcpu and io=iothread, made once ------------------ */
+/* ---- the devices: io=vcpu and io=iothread, each plain and moderated -- */
 
-static struct virtio_blk *blks[2];
+#define NDEV		4
+#define DEV_IOTHREAD	1u
+#define DEV_MODERATED	2u
+
+static struct virtio_blk *blks[NDEV];
 
 static struct race_disk *disk_of(struct virtio_blk *blk)
 {
@@ -353,14 +358,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 				"guest RAM: the guest writes it at any time");
 	annotate_counters();
 #endif
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < NDEV; i++) {
+		bool moderated = i & DEV_MODERATED;
 		struct virtio_blk_params p = {
 			.path = disk_path,
 			.nqueues = NQ,
-			.iothread = i,
+			.iothread = i & DEV_IOTHREAD,
 			.backend = &race_disk_ops,
 			.index = i,
 			.quiet = true,
+			.irq_hold_us = moderated ? 300 : 0,
+			.poll_us = moderated ? 50 : 0,
 		};
 
 		blks[i] = virtio_blk__create(&p, err, sizeof(err));
@@ -445,10 +453,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	iothread = data[0] & 1;
-	blk = blks[iothread];
+	iothread = data[0] & DEV_IOTHREAD;
+	blk = blks[data[0] % NDEV];
 	d = disk_of(blk);
-	racer.n = (data[0] >> 1) % (RACER_MAX + 1);
+	racer.n = (data[0] >> 2) % (RACER_MAX + 1);
 	data++;
 	size--;
 	if (size < racer.n * 8)

@@ -271,6 +271,52 @@ START_TEST(test_counters)
 }
 END_TEST
 
+/*
+ * With irq_hold= the counters say whether the holds pay: interrupts
+ * raised and holds begun, in vm.counters and on the SIGUSR1 line.  The
+ * first completion is held (no backoff yet) and its interrupt still
+ * comes: the look that finds nothing added ends the hold.
+ */
+START_TEST(test_counters_with_irq_hold)
+{
+	const struct fake_disk_opts instant = { .fill = 0 };
+	struct virtio_blk_params p = {
+		.nqueues = 1, .backend = &fake_disk_ops, .irq_hold_us = 2000,
+	};
+	struct vm vm = { .ndisks = 1 };
+	unsigned long long req, bytes, errs, irqs, holds;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	fake_disk__set(&instant);
+	make_device_with(&p);
+	vm.disks[0] = blk;
+	driver_init();
+	ck_assert_int_eq(request(VIRTIO_BLK_T_IN, 16, BUF, 4096, true), 0);
+	ck_assert_int_eq(wait_irq_level(), 1);
+
+	nseen = 0;
+	vm__counters(&vm, collect, seen);
+	ck_assert_uint_eq(nseen, 5);
+	expect_counter(3, "blk0-q0", "interrupts", 1);
+	expect_counter(4, "blk0-q0", "holds", 1);
+
+	mem = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(mem);
+	vm__print_disk_stats(&vm, mem);
+	ck_assert_int_eq(fclose(mem), 0);
+	ck_assert_int_eq(sscanf(text, "gpin-vmm: blk0-q0: %llu requests, %llu "
+				"bytes, %llu errors, %llu interrupts, %llu "
+				"holds\n", &req, &bytes, &errs, &irqs, &holds),
+			 5);
+	ck_assert_uint_eq(req, 1);
+	ck_assert_uint_eq(irqs, 1);
+	ck_assert_uint_eq(holds, 1);
+	free(text);
+}
+END_TEST
+
 /* A looping chain marks the device broken; a reset brings it back. */
 START_TEST(test_broken_ring_needs_reset)
 {
@@ -1024,6 +1070,7 @@ static Suite *blk_device_suite(void)
 	tcase_add_test(tc, test_broken_queue_sleeps);
 	tcase_add_test(tc, test_depth_leaves_notifications_off);
 	tcase_add_test(tc, test_ring_state_line);
+	tcase_add_test(tc, test_counters_with_irq_hold);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -272,16 +272,28 @@ START_TEST(test_no_lost_wakeup)
 END_TEST
 
 /*
- * The driver as Linux's virtio_blk runs it with EVENT_IDX: it looks at the
- * used ring only when the interrupt line rises, acknowledges it, and after
- * draining asks for the next interrupt (used_event) and looks once more.
- * An interrupt the device holds and then forgets stalls it.  Returns the
- * requests completed; *@irqs, the interrupts taken for them.
+ * How run_irq_driver() drives: its depth, whether EVENT_IDX was
+ * negotiated (the device offers it unless no_event_idx), io=iothread's
+ * eventfd for notifications, and trickle: one request every 500 us.
  */
-static unsigned int run_irq_driver(unsigned int depth, bool iothread,
-				   bool trickle, unsigned int requests,
+struct irq_run {
+	unsigned int depth;
+	bool event_idx, iothread, trickle;
+};
+
+/*
+ * The driver as Linux's virtio_blk runs it: it looks at the used ring
+ * only when the interrupt line rises, acknowledges it, and after draining
+ * asks for the next interrupt (used_event, ignored without EVENT_IDX) and
+ * looks once more.  An interrupt the device holds and then forgets stalls
+ * it.  Returns the requests completed; *@irqs, the interrupts taken.
+ */
+static unsigned int run_irq_driver(const struct irq_run *r,
+				   unsigned int requests,
 				   unsigned int seconds, unsigned int *irqs)
 {
+	unsigned int depth = r->depth;
+	bool event_idx = r->event_idx, iothread = r->iothread;
 	bool busy[DEPTH] = { false };
 	unsigned int submitted = 0, completed = 0;
 	struct timespec ts = { .tv_nsec = 20000 };
@@ -292,11 +304,11 @@ static unsigned int run_irq_driver(unsigned int depth, bool iothread,
 	driver_init();
 	while (completed < requests && time(NULL) < end) {
 		/* trickle: one every 500 us, as a guest slower than the host */
-		if (!trickle)
+		if (!r->trickle)
 			submitted += publish(busy, depth, requests - submitted,
-					     true, iothread);
+					     event_idx, iothread);
 		else if (seconds_since(&last) >= 500e-6 &&
-			 publish(busy, depth, requests > submitted, true,
+			 publish(busy, depth, requests > submitted, event_idx,
 				 iothread)) {
 			submitted++;
 			clock_gettime(CLOCK_MONOTONIC, &last);
@@ -323,8 +335,9 @@ static unsigned int run_irq_driver(unsigned int depth, bool iothread,
  * it; at depth the interrupts are fewer than the requests (the disk
  * finishes a batch within 400 us, far inside the hold, and the hold ends
  * at the first look that finds nothing in flight and nothing added); at
- * depth 1 the holds back off: 300 requests take less than 4 s, where a
- * look (25 ms) on each would take 7.5 s and the whole hold 30 s.
+ * depth 1 the holds back off: of 300 requests, at most 20 are held (1,
+ * 2, 4 ... 256 let through after each vain hold), and they take less
+ * than 4 s, where the whole hold on each would take 30 s.
  */
 START_TEST(test_irq_hold)
 {
@@ -333,22 +346,29 @@ START_TEST(test_irq_hold)
 		.nqueues = 1, .backend = &fake_disk_ops, .iothread = iothread,
 		.irq_hold_us = 100000,
 	};
+	struct irq_run r = { .depth = deep ? DEPTH : 1, .event_idx = true,
+			     .iothread = iothread };
 	unsigned int requests = deep ? REQUESTS : 300, completed, irqs;
+	struct virtio_blk_queue_stats st;
 	struct timespec t0;
 
 	dev_setup_bare();
 	fake_disk__set(&slow_disk);
 	make_device_with(&p);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	completed = run_irq_driver(deep ? DEPTH : 1, iothread, false,
-				   requests, 30, &irqs);
+	completed = run_irq_driver(&r, requests, 30, &irqs);
 	ck_assert_msg(completed == requests, "%u of %u completed",
 		      completed, requests);
-	if (deep)
+	virtio_blk__stats(blk, 0, &st);
+	ck_assert_uint_eq(st.interrupts, irqs);
+	if (deep) {
 		ck_assert_msg(irqs * 3 <= completed, "%u interrupts for %u "
 			      "requests at depth %u", irqs, completed, DEPTH);
-	else
+	} else {
+		ck_assert_msg(st.holds <= 20, "%llu of %u held at depth 1",
+			      (unsigned long long)st.holds, completed);
 		ck_assert_double_lt(seconds_since(&t0), 4.0);
+	}
 	dev_teardown();
 }
 END_TEST
@@ -358,22 +378,29 @@ END_TEST
  * that adds one request every 500 us (up to DEPTH out) would otherwise see
  * each complete before it adds the next, and take an interrupt for each.
  * Held, the completions wait while the driver keeps adding and one
- * interrupt covers many.
+ * interrupt covers many.  With and without EVENT_IDX (the hold keeps
+ * notifications off either way), on a vCPU and on the thread.
  */
 START_TEST(test_irq_hold_trickle)
 {
 	const struct fake_disk_opts instant = { .fill = -1 };
+	struct irq_run r = { .depth = DEPTH, .event_idx = !(_i & 2),
+			     .iothread = _i & 1, .trickle = true };
 	struct virtio_blk_params p = {
-		.nqueues = 1, .backend = &fake_disk_ops, .iothread = _i,
+		.nqueues = 1, .backend = &fake_disk_ops,
+		.iothread = r.iothread, .no_event_idx = !r.event_idx,
 		.irq_hold_us = 100000,
 	};
+	struct virtio_blk_queue_stats st;
 	unsigned int completed, irqs;
 
 	dev_setup_bare();
 	fake_disk__set(&instant);
 	make_device_with(&p);
-	completed = run_irq_driver(DEPTH, _i, true, 400, 30, &irqs);
+	completed = run_irq_driver(&r, 400, 30, &irqs);
 	ck_assert_msg(completed == 400, "%u of 400 completed", completed);
+	virtio_blk__stats(blk, 0, &st);
+	ck_assert_uint_gt(st.holds, 0);
 	ck_assert_msg(irqs * 3 <= completed, "%u interrupts for %u requests "
 		      "added one at a time", irqs, completed);
 	dev_teardown();
@@ -464,7 +491,7 @@ static Suite *blk_service_suite(void)
 	tc = tcase_create("moderation");
 	tcase_add_loop_test(tc, test_irq_hold, 0, 4);
 	tcase_add_loop_test(tc, test_irq_hold_bounded, 0, 2);
-	tcase_add_loop_test(tc, test_irq_hold_trickle, 0, 2);
+	tcase_add_loop_test(tc, test_irq_hold_trickle, 0, 4);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 

@@ -135,6 +135,8 @@ struct blk_queue {
 	_Atomic uint64_t requests;
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t errors;
+	_Atomic uint64_t interrupts;	/* raised for this queue */
+	_Atomic uint64_t holds;		/* irq_hold=: holds begun */
 };
 
 struct virtio_blk {
@@ -465,6 +467,7 @@ static bool hold_signal(struct blk_queue *q, const struct virtq *vq,
 		}
 		q->held_ns = q->look_ns = now;
 		q->look_avail = guest_avail(vq);
+		atomic_fetch_add_explicit(&q->holds, 1, memory_order_relaxed);
 	} else if (!hold_goes_on(q, vq, now)) {
 		return false;
 	}
@@ -501,8 +504,10 @@ static void signal_used(struct blk_queue *q, unsigned int flags)
 		return;
 	q->need_irq = false;
 	end_hold(q, vq);
-	if (virtq__needs_interrupt(vq))
-		virtio_dev__signal_used(vdev, q->idx);
+	if (!virtq__needs_interrupt(vq))
+		return;
+	atomic_fetch_add_explicit(&q->interrupts, 1, memory_order_relaxed);
+	virtio_dev__signal_used(vdev, q->idx);
 }
 
 static void submit(struct blk_queue *q, unsigned int flags)
@@ -1138,6 +1143,9 @@ void virtio_blk__stats(const struct virtio_blk *blk, unsigned int qi,
 	st->requests = atomic_load_explicit(&q->requests, memory_order_relaxed);
 	st->bytes = atomic_load_explicit(&q->bytes, memory_order_relaxed);
 	st->errors = atomic_load_explicit(&q->errors, memory_order_relaxed);
+	st->interrupts = atomic_load_explicit(&q->interrupts,
+					      memory_order_relaxed);
+	st->holds = atomic_load_explicit(&q->holds, memory_order_relaxed);
 }
 
 /*
@@ -1187,10 +1195,16 @@ void virtio_blk__print_stats(const struct virtio_blk *blk, FILE *out)
 
 		virtio_blk__stats(blk, i, &st);
 		fprintf(out, "gpin-vmm: blk%u-q%u: %llu requests, %llu bytes, "
-			"%llu errors\n", blk->p.index, i,
+			"%llu errors", blk->p.index, i,
 			(unsigned long long)st.requests,
 			(unsigned long long)st.bytes,
 			(unsigned long long)st.errors);
+		/* whether the holds pay: interrupts per request */
+		if (blk->p.irq_hold_us)
+			fprintf(out, ", %llu interrupts, %llu holds",
+				(unsigned long long)st.interrupts,
+				(unsigned long long)st.holds);
+		fputc('\n', out);
 	}
 	print_backend_counters(blk, out);
 }
@@ -1248,6 +1262,10 @@ void virtio_blk__counters(const struct virtio_blk *blk, counter_fn fn,
 		fn(opaque, dev, "requests", st.requests);
 		fn(opaque, dev, "bytes", st.bytes);
 		fn(opaque, dev, "errors", st.errors);
+		if (blk->p.irq_hold_us) {
+			fn(opaque, dev, "interrupts", st.interrupts);
+			fn(opaque, dev, "holds", st.holds);
+		}
 	}
 	if (blk->be->ops->counters)
 		blk->be->ops->counters(blk->be, fn, opaque);

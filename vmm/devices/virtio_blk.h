@@ -120,13 +120,16 @@ struct virtio_blk_queue_stats {
 	uint64_t requests;
 	uint64_t bytes;
 	uint64_t errors;
+	uint64_t interrupts;	/* raised for the queue's used ring */
+	uint64_t holds;		/* irq_hold=: interrupts that waited */
 };
 void virtio_blk__stats(const struct virtio_blk *blk, unsigned int q,
 		       struct virtio_blk_queue_stats *st);
 
 /*
  * The same counters for vm.counters: @fn gets device "blkN-qM" with
- * "requests", "bytes" and "errors" for every queue.  Safe while it runs.
+ * "requests", "bytes" and "errors" for every queue (with irq_hold=, also
+ * "interrupts" and "holds").  Safe while it runs.
  */
 void virtio_blk__counters(const struct virtio_blk *blk, counter_fn fn,
 			  void *opaque);
