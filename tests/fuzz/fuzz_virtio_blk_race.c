@@ -10,15 +10,15 @@
  *
  * The input: byte 0 picks the device (bit 0: io=iothread; bit 1: with
  * irq_hold= and poll=, whose timers and held interrupts then race too)
- * and the number of racer writes (bits 2-7, modulo RACER_MAX + 1); then that many 8-byte racer entries (a
- * 32-bit value, an address in guest RAM), which the racer thread stores
- * in a loop, each alternately as given and inverted, until the input
- * ends; then 8-byte guest actions as in fuzz_virtio_blk_dev.c (register
- * write or read, RAM write, and "let the threads run" for up to 255 us,
- * or toggle a disk that refuses submissions).  At the end the racer
- * stops, the device is reset, and every request that reached the disk
- * must come back to the device (none lost, none twice), with no bounce
- * buffer left.
+ * and the number of racer writes (bits 2-7, modulo RACER_MAX + 1); then
+ * that many 8-byte racer entries (a 32-bit value, an address in guest
+ * RAM), which the racer thread stores in a loop, each alternately as
+ * given and inverted, until the input ends; then 8-byte guest actions as
+ * in fuzz_virtio_blk_dev.c (register write or read, RAM write, and "let
+ * the threads run" for up to 255 us, or toggle a disk that refuses
+ * submissions).  At the end the racer stops, the device is reset, and
+ * every request that reached the disk must come back to the device (none
+ * lost, none twice), with no bounce buffer left.
  *
  * Built twice: with ASan and UBSan (a short CI run: a rewrite between a
  * check and a use shows as a buffer outside guest RAM or a sanitizer

@@ -3,16 +3,18 @@
  * Serving a queue (virtio/vq_service.h): one owner at a time, the
  * notifying vCPU or the queue's thread, runs passes.  A pass
  *   1. reaps what the backend completed and pushes it to the used ring,
- *   2. decides on one interrupt for all of it,
+ *   2. decides on one interrupt for all of it (with irq_hold=, the
+ *      decision may wait: hold_signal()),
  *   3. takes the new chains (at most a queue's worth: BLK_PASS_BUDGET),
  *      prepares them and submits them all with one system call,
  *   4. decides on one interrupt for those that completed on the spot,
  *   5. settles notifications: while requests are in flight (on a vCPU:
- *      two or more), they stay off, because the next completion's pass
- *      looks at the ring anyway (a guest at depth then adds chains without
- *      an exit, and the queue's thread serves them); when the queue is
- *      idle, or when completions stopped coming for a while (the thread's
- *      quiet timer), it asks for a notification and looks once more.
+ *      two or more) or an interrupt is held, they stay off, because the
+ *      next completion's pass or the hold's timer looks at the ring anyway
+ *      (a guest at depth then adds chains without an exit, and the queue's
+ *      thread serves them); when the queue is idle, or when completions
+ *      stopped coming for a while (the thread's quiet timer), it asks for
+ *      a notification and looks once more.
  * No lock is held across the submit: only the owner touches the rings,
  * the slots and the backend context.
  *
@@ -123,7 +125,7 @@ struct blk_queue {
 	/* What the thread reads before it sleeps. */
 	_Atomic long quiet_us;		/* notifications off: look again then */
 	_Atomic long throttle_us;	/* a rate limit holds chains back */
-	_Atomic long hold_us;		/* irq_hold=: signal then at the latest */
+	_Atomic uint64_t hold_until_ns;	/* irq_hold=: the next look, or 0 */
 	_Atomic bool retry;		/* the backend kept requests back */
 
 	/* A reset waiting for the queue to drain. */
@@ -420,7 +422,13 @@ static uint16_t guest_avail(const struct virtq *vq)
 	return vq->last_avail + virtq__pending(vq);
 }
 
-/* Whether a hold in progress still has completions to wait for. */
+/*
+ * Whether a hold in progress still has completions to wait for.  A look
+ * that finds nothing added but requests in flight leaves the next look
+ * to their completions' passes (no timer but the bound's): a guest that
+ * keeps a slow request out must not have the thread looking every
+ * BLK_HOLD_LOOK_MIN_US until the bound.
+ */
 static bool hold_goes_on(struct blk_queue *q, const struct virtq *vq,
 			 uint64_t now)
 {
@@ -430,14 +438,19 @@ static bool hold_goes_on(struct blk_queue *q, const struct virtq *vq,
 		return false;
 	if (now - q->look_ns < hold_look_us(q) * 1000ULL)
 		return true;
-	if (avail == q->look_avail && !q->inflight)
-		return false;
+	if (avail == q->look_avail)
+		return q->inflight != 0;
 	q->look_ns = now;
 	q->look_avail = avail;
 	return true;
 }
 
-/* Arms the thread's timer for the next look: a vCPU leaves now. */
+/*
+ * Arms the thread's timer for the next look, or for the bound if no look
+ * is due (above).  An absolute time: the thread may be woken for other
+ * reasons meanwhile and recompute its sleep.  A vCPU leaves now: it wakes
+ * the thread unless the thread already sleeps less than this.
+ */
 static void arm_hold_timer(struct blk_queue *q, unsigned int flags,
 			   uint64_t now)
 {
@@ -445,9 +458,10 @@ static void arm_hold_timer(struct blk_queue *q, unsigned int flags,
 	long left = q->blk->p.irq_hold_us -
 		    (long)((now - q->held_ns) / 1000);
 	long us = min_us(left, look);
+	uint64_t until = now + 1000ULL * (us > 0 ? us : 1), old;
 
-	if (!atomic_exchange(&q->hold_us, us > 0 ? us : 1) &&
-	    !(flags & VQS_THREAD))
+	old = atomic_exchange(&q->hold_until_ns, until);
+	if ((!old || until < old) && !(flags & VQS_THREAD))
 		vq_service__wake(&q->svc);
 }
 
@@ -491,7 +505,7 @@ static void end_hold(struct blk_queue *q, const struct virtq *vq)
 	}
 	q->hold_skip = q->hold_backoff;
 	q->held_ns = 0;
-	atomic_store(&q->hold_us, 0);
+	atomic_store(&q->hold_until_ns, 0);
 }
 
 /* One interrupt decision for everything pushed since the last one. */
@@ -500,7 +514,8 @@ static void signal_used(struct blk_queue *q, unsigned int flags)
 	struct virtio_dev *vdev = &q->blk->vdev;
 	struct virtq *vq = &vdev->vqs[q->idx];
 
-	if (!q->need_irq || hold_signal(q, vq, flags))
+	/* a queue the guest broke this pass says what it has at once */
+	if (!q->need_irq || (q->active && hold_signal(q, vq, flags)))
 		return;
 	q->need_irq = false;
 	end_hold(q, vq);
@@ -740,7 +755,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 		 */
 		atomic_store(&q->quiet_us, 0);
 		atomic_store(&q->throttle_us, 0);
-		atomic_store(&q->hold_us, 0);
+		atomic_store(&q->hold_until_ns, 0);
 		note_drained(q);
 		return false;
 	}
@@ -756,9 +771,9 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	note_chains(q, taken);
 	if (prepared)
 		submit(q, flags);
+	signal_used(q, flags);
 	if (!q->active)
 		return false;
-	signal_used(q, flags);
 	if (more)
 		return true;
 	return settle_notifications(q, vq, flags, taken);
@@ -772,15 +787,26 @@ static long sooner_us(long a, long b)
 	return b > 0 && b < a ? b : a;
 }
 
+/* irq_hold=: microseconds to the hold's timer (at least 1), or 0. */
+static long hold_timer_us(struct blk_queue *q)
+{
+	uint64_t until = atomic_load(&q->hold_until_ns), now;
+
+	if (!until)
+		return 0;
+	now = now_ns();
+	return until > now ? (long)((until - now + 999) / 1000) : 1;
+}
+
 static long blk_sleep_us(void *opaque, unsigned int qi)
 {
 	struct blk_queue *q = &((struct virtio_blk *)opaque)->q[qi];
 	long us;
 
-	if (atomic_load(&q->retry))
-		return BLK_RETRY_US;
 	us = sooner_us(atomic_load(&q->quiet_us), atomic_load(&q->throttle_us));
-	us = sooner_us(us, atomic_load(&q->hold_us));
+	us = sooner_us(us, hold_timer_us(q));
+	if (atomic_load(&q->retry))
+		us = sooner_us(BLK_RETRY_US, us);
 	return us > 0 ? us : -1;
 }
 
@@ -826,7 +852,7 @@ static void stop_queue(struct blk_queue *q)
 	q->active = false;
 	atomic_store(&q->quiet_us, 0);
 	atomic_store(&q->throttle_us, 0);
-	atomic_store(&q->hold_us, 0);
+	atomic_store(&q->hold_until_ns, 0);
 	pthread_mutex_lock(&q->lock);
 	q->drained = !q->inflight;
 	pthread_mutex_unlock(&q->lock);
@@ -865,7 +891,7 @@ static void forget_inflight(struct virtio_blk *blk, struct blk_queue *q)
 	}
 	q->need_irq = false;
 	q->held_ns = 0;
-	atomic_store(&q->hold_us, 0);
+	atomic_store(&q->hold_until_ns, 0);
 	/* q->retry stays: what the backend kept back still has to go out */
 	vq_service__unhold(&q->svc, 0);
 }
@@ -1042,6 +1068,13 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 	if (!p->nqueues || p->nqueues > VIRTIO_BLK_MAX_QUEUES) {
 		snprintf(err, errlen, "%s: %u queues (1..%d)", p->path,
 			 p->nqueues, VIRTIO_BLK_MAX_QUEUES);
+		return NULL;
+	}
+	if (p->poll_us < 0 || p->poll_us > VIRTIO_BLK_TIMER_MAX_US ||
+	    p->irq_hold_us < 0 || p->irq_hold_us > VIRTIO_BLK_TIMER_MAX_US) {
+		snprintf(err, errlen, "%s: poll=%ld, irq_hold=%ld (0..%d us)",
+			 p->path, p->poll_us, p->irq_hold_us,
+			 VIRTIO_BLK_TIMER_MAX_US);
 		return NULL;
 	}
 	blk = calloc(1, sizeof(*blk));

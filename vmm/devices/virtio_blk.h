@@ -25,6 +25,8 @@
 
 #define VIRTIO_BLK_QUEUE_SIZE	256
 #define VIRTIO_BLK_MAX_QUEUES	64
+/* poll=, irq_hold=: what the device takes (the command line takes less) */
+#define VIRTIO_BLK_TIMER_MAX_US	10000000
 /*
  * Data segments a request may have (config seg_max) and bytes per segment
  * (config size_max): a request carries at most 128 x 32 KiB = 4 MiB, what
@@ -67,8 +69,9 @@ struct virtio_blk_params {
 	 */
 	long poll_us;
 	/*
-	 * Interrupt moderation: how long a completion's interrupt may wait
-	 * for the completions of the requests still in flight; 0: none.
+	 * Interrupt coalescing: how long a completion's interrupt may wait
+	 * while the guest keeps adding requests or others are in flight;
+	 * 0: none.
 	 */
 	long irq_hold_us;
 	bool quiet;			/* no start-up or error lines (fuzzing) */
