@@ -230,6 +230,19 @@ static void expect_counter(unsigned int i, const char *dev, const char *name,
 	ck_assert_uint_eq(seen[i].value, value);
 }
 
+/* What SIGUSR1 and the exit print for @vm's disks; the caller frees it. */
+static char *disk_stats_text(const struct vm *vm)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(mem);
+	vm__print_disk_stats(vm, mem);
+	ck_assert_int_eq(fclose(mem), 0);
+	return text;
+}
+
 /*
  * The counters of vm.counters and SIGUSR1 while the device runs: every
  * request counts, only completed READ/WRITE data counts as bytes, and
@@ -238,9 +251,7 @@ static void expect_counter(unsigned int i, const char *dev, const char *name,
 START_TEST(test_counters)
 {
 	struct vm vm = { .ndisks = 1, .disks = { blk } };
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem;
+	char *text;
 
 	driver_init();
 	ck_assert_int_eq(request(VIRTIO_BLK_T_OUT, 16, BUF, 8192, false), 0);
@@ -260,10 +271,7 @@ START_TEST(test_counters)
 	expect_counter(4, "blk0-q1", "bytes", 0);
 	expect_counter(5, "blk0-q1", "errors", 0);
 
-	mem = open_memstream(&text, &len);
-	ck_assert_ptr_nonnull(mem);
-	vm__print_disk_stats(&vm, mem);
-	ck_assert_int_eq(fclose(mem), 0);
+	text = disk_stats_text(&vm);
 	ck_assert_str_eq(text,
 		"gpin-vmm: blk0-q0: 5 requests, 12288 bytes, 2 errors\n"
 		"gpin-vmm: blk0-q1: 0 requests, 0 bytes, 0 errors\n");
@@ -285,9 +293,7 @@ START_TEST(test_counters_with_irq_hold)
 	};
 	struct vm vm = { .ndisks = 1 };
 	unsigned long long req, bytes, errs, irqs, holds;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem;
+	char *text;
 
 	fake_disk__set(&instant);
 	make_device_with(&p);
@@ -302,10 +308,7 @@ START_TEST(test_counters_with_irq_hold)
 	expect_counter(3, "blk0-q0", "interrupts", 1);
 	expect_counter(4, "blk0-q0", "holds", 1);
 
-	mem = open_memstream(&text, &len);
-	ck_assert_ptr_nonnull(mem);
-	vm__print_disk_stats(&vm, mem);
-	ck_assert_int_eq(fclose(mem), 0);
+	text = disk_stats_text(&vm);
 	ck_assert_int_eq(sscanf(text, "gpin-vmm: blk0-q0: %llu requests, %llu "
 				"bytes, %llu errors, %llu interrupts, %llu "
 				"holds\n", &req, &bytes, &errs, &irqs, &holds),

@@ -332,8 +332,11 @@ static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 	q->inflight--;
 }
 
-static long min_us(long a, long b)
+/* The sooner of two timers, each 0 (or less) when not set. */
+static long sooner_us(long a, long b)
 {
+	if (a <= 0)
+		return b;
 	return b > 0 && b < a ? b : a;
 }
 
@@ -457,7 +460,7 @@ static void arm_hold_timer(struct blk_queue *q, unsigned int flags,
 	long look = hold_look_us(q) - (long)((now - q->look_ns) / 1000);
 	long left = q->blk->p.irq_hold_us -
 		    (long)((now - q->held_ns) / 1000);
-	long us = min_us(left, look);
+	long us = sooner_us(left, look);
 	uint64_t until = now + 1000ULL * (us > 0 ? us : 1), old;
 
 	old = atomic_exchange(&q->hold_until_ns, until);
@@ -695,7 +698,7 @@ static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
 		return false;
 	}
 	if (at_depth(q, flags)) {
-		long us = min_us(quiet_us(q), q->blk->p.poll_us);
+		long us = sooner_us(quiet_us(q), q->blk->p.poll_us);
 
 		virtq__disable_notify(vq);
 		/* a vCPU leaves now: the thread arms the timer it set */
@@ -777,14 +780,6 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	if (more)
 		return true;
 	return settle_notifications(q, vq, flags, taken);
-}
-
-/* The sooner of two timers, each 0 (or less) when not set. */
-static long sooner_us(long a, long b)
-{
-	if (a <= 0)
-		return b;
-	return b > 0 && b < a ? b : a;
 }
 
 /* irq_hold=: microseconds to the hold's timer (at least 1), or 0. */
