@@ -56,6 +56,56 @@
 #define gpin_read_entry(p)	READ_ONCE(*(p))
 
 /*
+ * NR_FOLL_PIN_ACQUIRED, as the kernel counts it for every pin, but added
+ * once per node and walk window rather than once per page: the per-CPU
+ * vmstat update (a this_cpu_cmpxchg() loop, and a global atomic whenever
+ * the CPU's share passes its threshold) was a large part of what a 4K pin
+ * cost over a plain reference.  The count is a statistic, read as a sum
+ * (/proc/vmstat); it reaches it before interrupts come back on, so before
+ * anything can unpin these pages and count them released.
+ */
+static void gpin_flush_pins(struct gpin_walk *w)
+{
+	if (w->pins_counted) {
+		mod_node_page_state(w->pins_node, NR_FOLL_PIN_ACQUIRED,
+				    w->pins_counted);
+		w->pins_counted = 0;
+	}
+}
+
+static void gpin_count_pins(struct gpin_walk *w, struct folio *folio,
+			    int refs)
+{
+	struct pglist_data *node = folio_pgdat(folio);
+
+	if (unlikely(node != w->pins_node)) {
+		gpin_flush_pins(w);
+		w->pins_node = node;
+	}
+	w->pins_counted += refs;
+}
+
+/*
+ * folio_is_longterm_pinnable() reads the pageblock's migratetype (CMA,
+ * isolated) and the zone (movable, device): the same for every page of a
+ * pageblock, so a walk window asks once per pageblock, not once per 4K
+ * page, and forgets the answer between windows.  The one answer that is
+ * per page, the zero page's, never comes here: it is special and ends the
+ * walk before anything is pinned.
+ */
+static bool gpin_longterm_pinnable(struct gpin_walk *w, struct folio *folio)
+{
+	unsigned long block = folio_pfn(folio) >> pageblock_order;
+
+	if (!w->pinnable_known || block != w->pinnable_block) {
+		w->pinnable_block = block;
+		w->pinnable = folio_is_longterm_pinnable(folio);
+		w->pinnable_known = true;
+	}
+	return w->pinnable;
+}
+
+/*
  * Pin @refs subpages of the folio of @page, as try_grab_folio_fast() does
  * for FOLL_PIN; NULL when it cannot be done here (the locked path decides).
  *
@@ -89,7 +139,7 @@
  *    goes on, and the pin lands on a page the process is losing.
  */
 static struct folio *gpin_try_pin(struct page *page, int refs,
-				  const struct gpin_walk *w)
+				  struct gpin_walk *w)
 {
 	struct folio *folio = page_folio(page);
 	bool large = folio_test_large(folio);
@@ -106,7 +156,7 @@ static struct folio *gpin_try_pin(struct page *page, int refs,
 		return NULL;
 	}
 	/* ZONE_MOVABLE or CMA: only the locked path can migrate it out */
-	if (w->longterm && !folio_is_longterm_pinnable(folio)) {
+	if (w->longterm && !gpin_longterm_pinnable(w, folio)) {
 		folio_put_refs(folio, add);
 		return NULL;
 	}
@@ -115,7 +165,7 @@ static struct folio *gpin_try_pin(struct page *page, int refs,
 		atomic_add(refs, gpin_folio_pincount(folio));
 	/* pin before the re-read; pairs with the smp_mb() of the sharer */
 	smp_mb__after_atomic();
-	node_stat_mod_folio(folio, NR_FOLL_PIN_ACQUIRED, refs);
+	gpin_count_pins(w, folio, refs);
 	return folio;
 }
 
@@ -249,7 +299,7 @@ static int gpin_pte_range(pmd_t pmd, pmd_t *pmdp, unsigned long addr,
  */
 static struct folio *gpin_huge_pin(struct page *head, unsigned long addr,
 				   unsigned long end, unsigned long mask,
-				   const struct gpin_walk *w,
+				   struct gpin_walk *w,
 				   struct page **first)
 {
 	int refs = (end - addr) >> PAGE_SHIFT;
@@ -394,6 +444,25 @@ static int gpin_p4d_range(pgd_t pgd, pgd_t *pgdp, unsigned long addr,
 	return 1;
 }
 
+static int gpin_pgd_range(struct mm_struct *mm, unsigned long addr,
+			  unsigned long end, struct gpin_walk *w)
+{
+	pgd_t *pgdp = pgd_offset(mm, addr);
+	unsigned long next;
+
+	do {
+		pgd_t pgd = gpin_read_entry(pgdp);
+
+		next = pgd_addr_end(addr, end);
+		if (pgd_none(pgd) || unlikely(pgd_bad(pgd)))
+			return 0;
+		if (!gpin_p4d_range(pgd, pgdp, addr, next, w))
+			return 0;
+	} while (pgdp++, addr = next, addr != end);
+
+	return 1;
+}
+
 /**
  * gpin_walk_range - pin the pages of [addr, end)
  * @mm: current->mm
@@ -409,19 +478,12 @@ static int gpin_p4d_range(pgd_t pgd, pgd_t *pgdp, unsigned long addr,
 int gpin_walk_range(struct mm_struct *mm, unsigned long addr,
 		    unsigned long end, struct gpin_walk *w)
 {
-	pgd_t *pgdp = pgd_offset(mm, addr);
-	unsigned long next;
+	int ok;
 
 	lockdep_assert_irqs_disabled();
-	do {
-		pgd_t pgd = gpin_read_entry(pgdp);
-
-		next = pgd_addr_end(addr, end);
-		if (pgd_none(pgd) || unlikely(pgd_bad(pgd)))
-			return 0;
-		if (!gpin_p4d_range(pgd, pgdp, addr, next, w))
-			return 0;
-	} while (pgdp++, addr = next, addr != end);
-
-	return 1;
+	/* a pageblock's migratetype may change between windows */
+	w->pinnable_known = false;
+	ok = gpin_pgd_range(mm, addr, end, w);
+	gpin_flush_pins(w);
+	return ok;
 }

@@ -6,8 +6,10 @@
 # references) and of the work tree, and gpin-bench, then in ONE boot of the
 # rig's test host loads them in turn, ROUNDS times (old, new, old, new...),
 # each time running `gpin-bench pin --only single` for the fast and kernel
-# modes; tests/bench/pin_foll_ab.py prints the median ns/page of each cell
-# for both modules and new / old.  TCG numbers: ratios only.
+# modes (the pair in an order that alternates: old first in odd rounds);
+# tests/bench/pin_foll_ab.py prints the median ns/page of each cell for
+# both modules and new / old paired by round, with 95% intervals and the
+# verdict against the 10% bound.  TCG numbers: ratios only.
 #
 # Usage: tests/bench/pin-foll-ab.sh [--kernel 6.1|6.12] [--rev REV]
 #                                   [--rounds N] [--duration SEC]
@@ -25,7 +27,9 @@ if [[ ${1:-} == --in-host ]]; then
 	bench=$2 rounds=$3 duration=$4 old=$5 new=$6
 	mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 	for ((r = 1; r <= rounds; r++)); do
-		for which in old new; do
+		order="old new"
+		((r % 2)) || order="new old"
+		for which in $order; do
 			ko=$old
 			[[ $which == new ]] && ko=$new
 			insmod "$ko"
@@ -78,4 +82,4 @@ rm -f "$ab"/out/*.json
 echo "old: $(git -C "$TOP" rev-parse --short "$rev"), new: work tree at" \
 	"$(git -C "$TOP" rev-parse --short HEAD), kernel $KVER," \
 	"$rounds rounds of $duration s per cell"
-python3 "$HERE/pin_foll_ab.py" "$ab/out"
+/usr/bin/python3 "$HERE/pin_foll_ab.py" "$ab/out"

@@ -1,15 +1,24 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Summarise tests/bench/pin-foll-ab.sh: median ns/page per cell (backing,
-batch, mode) over the rounds, for the old and the new module, and new/old.
+"""Summarise tests/bench/pin-foll-ab.sh: per cell (backing, batch, mode)
+the median ns/page of the old and the new module with their 95% bootstrap
+intervals, and new ÷ old paired by round (the two modules of a round run
+back to back in one boot), with the verdict against the 10% bound of
+issue 12 for the fast mode (gpinbench/stats.py: ahead / behind / can't
+tell).
 
 Usage: pin_foll_ab.py DIR   (DIR holds old-N.json and new-N.json)
 """
 import glob
 import json
 import os
-import statistics
+import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpinbench import stats  # noqa: E402
+
+BOUND = 1.10    # FOLL_PIN may cost the fast path at most 10% ns/page
 
 
 def cells(path):
@@ -20,37 +29,66 @@ def cells(path):
             for c in res["single"]}
 
 
-def medians(d, which):
-    runs = [cells(p) for p in sorted(glob.glob(
-        os.path.join(d, which + "-*.json")))]
-    if not runs:
-        sys.exit("no %s-*.json in %s" % (which, d))
-    keys = runs[0].keys()
-    return {k: statistics.median(r[k] for r in runs if k in r)
-            for k in keys}, len(runs)
+def rounds(d, which):
+    """{round: cells} of DIR's WHICH-N.json files."""
+    out = {}
+    for path in glob.glob(os.path.join(d, which + "-*.json")):
+        m = re.search(r"-(\d+)\.json$", path)
+        if m:
+            out[int(m.group(1))] = cells(path)
+    return out
+
+
+def by_round(runs, key):
+    return {r: c[key] for r, c in runs.items() if key in c}
+
+
+def num(v):
+    return "%.0f" % v if abs(v) >= 1000 else "%.3g" % v
+
+
+def fmt(e):
+    if e.value is None:
+        return "-"
+    if not e.has_interval:
+        return "%s (%d rounds)" % (num(e.value), e.n)
+    return "%s [%s, %s]" % (num(e.value), num(e.lo), num(e.hi))
+
+
+def summarise(old, new):
+    """Rows (key, old median, new median, new ÷ old, verdict or '') for
+    every cell both modules have, fast mode first."""
+    keys = set()
+    for runs in (old, new):
+        for c in runs.values():
+            keys.update(c)
+    rows = []
+    for k in sorted(keys, key=lambda k: (k[2] != "fast", k[2], k[0], k[1])):
+        o, n = by_round(old, k), by_round(new, k)
+        if not o or not n:
+            continue
+        r = stats.ratio(n, o)
+        v = stats.verdict(r, "<=", BOUND) if k[2] == "fast" else ""
+        rows.append((k, stats.median(o.values()), stats.median(n.values()),
+                     r, v))
+    return rows
 
 
 def main():
-    d = sys.argv[1]
-    old, n_old = medians(d, "old")
-    new, n_new = medians(d, "new")
-    print("median of %d (old) and %d (new) rounds" % (n_old, n_new))
+    if len(sys.argv) != 2:
+        sys.exit(__doc__.strip().splitlines()[-1])
+    old, new = rounds(sys.argv[1], "old"), rounds(sys.argv[1], "new")
+    if not old or not new:
+        sys.exit("no old-N.json or new-N.json in %s" % sys.argv[1])
+    print("%d (old) and %d (new) rounds; medians with 95%% bootstrap "
+          "intervals, new ÷ old paired by round" % (len(old), len(new)))
     print()
-    print("| backing | batch | mode | old ns/page | new ns/page | new / old |")
-    print("|---|---:|---|---:|---:|---:|")
-    fast = []
-    for k in sorted(old, key=lambda k: (k[2], k[0], k[1])):
-        if k not in new:
-            continue
-        ratio = new[k] / old[k]
-        if k[2] == "fast":
-            fast.append(ratio)
-        print("| %s | %d | %s | %.1f | %.1f | %.2f |" %
-              (k[0], k[1], k[2], old[k], new[k], ratio))
-    if fast:
-        print()
-        print("fast new / old: median %.2f, range %.2f .. %.2f over %d cells"
-              % (statistics.median(fast), min(fast), max(fast), len(fast)))
+    print("| backing | batch | mode | old ns/page | new ns/page | new ÷ old |"
+          " new ÷ old <= %.2f |" % BOUND)
+    print("|---|---:|---|---:|---:|---:|---|")
+    for k, o, n, r, v in summarise(old, new):
+        print("| %s | %d | %s | %s | %s | %s | %s |" %
+              (k[0], k[1], k[2], fmt(o), fmt(n), fmt(r), v))
 
 
 if __name__ == "__main__":

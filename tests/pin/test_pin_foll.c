@@ -93,6 +93,38 @@ static long long reap_one(struct libgpin *gp, double secs)
 }
 
 /*
+ * NR_FOLL_PIN_ACQUIRED minus NR_FOLL_PIN_RELEASED of /proc/vmstat: the
+ * pins held system-wide.  Each CPU keeps a share of a vmstat counter that
+ * reaches the global one only past a threshold, so every share is folded
+ * in first (vm.stat_refresh).  Nothing else in the test host pins while
+ * the tests run, so a test sees its own pins exactly.
+ */
+static long long pins_held(void)
+{
+	long long v, acquired = -1, released = -1;
+	char name[64];
+	FILE *f;
+	int fd;
+
+	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	ck_assert_msg(fd >= 0, "stat_refresh: %s", strerror(errno));
+	ck_assert_int_eq(write(fd, "1", 1), 1);
+	close(fd);
+	f = fopen("/proc/vmstat", "r");
+	ck_assert_ptr_nonnull(f);
+	while (fscanf(f, "%63s %lld", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acquired = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			released = v;
+	}
+	fclose(f);
+	ck_assert_msg(acquired >= 0 && released >= 0,
+		      "no nr_foll_pin_* in /proc/vmstat");
+	return acquired - released;
+}
+
+/*
  * The case the kernel fixed with FOLL_PIN: a direct-I/O READ into the
  * start of a private anonymous page is in flight (a slow device), the
  * process forks, and the parent writes elsewhere in the same page (its
@@ -182,6 +214,7 @@ START_TEST(test_cow_after_readonly_pin)
 	char *p = map_anon(4 * PAGE, PROT_READ | PROT_WRITE);
 	struct gpin_stats a, b;
 	uint64_t pfns[4];
+	long long before;
 	int i, status, pipefd[2];
 	uint32_t h;
 	pid_t pid;
@@ -197,9 +230,12 @@ START_TEST(test_cow_after_readonly_pin)
 		_exit(read(pipefd[0], &c, 1) < 0);
 	}
 	close(pipefd[0]);
+	before = pins_held();
 	stats(&a);
 	ck_assert_int_eq(libgpin_pin(g, p, 4, _i, 0, pfns, &h, NULL), 0);
 	stats(&b);
+	/* the fast walk's pins it undid are counted released */
+	ck_assert_int_eq(pins_held() - before, 4);
 	if (_i == GPIN_MODE_FAST)
 		ck_assert_int_ge(DELTA(&a, &b, GPIN_MODE_FAST, fallbacks), 1);
 	for (i = 0; i < 4; i++) {
@@ -212,7 +248,35 @@ START_TEST(test_cow_after_readonly_pin)
 	close(pipefd[1]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(libgpin_unpin(g, h), 0);
+	ck_assert_int_eq(pins_held() - before, 0);
 	munmap(p, 4 * PAGE);
+}
+END_TEST
+
+/*
+ * Every pin is counted acquired once and released once, as the kernel's
+ * own pins are: the fast walk adds its count once per window, not per page,
+ * and none may be lost at a window's end, at the fallback to the locked
+ * path, or when a window is dropped.  600 4K pages, the first 500 present:
+ * the fast walk takes them in several windows and the locked path faults
+ * in the rest.
+ */
+START_TEST(test_pins_counted)
+{
+	const size_t n = 600, present = 500;
+	char *p = map_anon(n * PAGE, PROT_READ | PROT_WRITE);
+	long long before;
+	uint32_t h;
+
+	ck_assert_int_eq(madvise(p, n * PAGE, MADV_NOHUGEPAGE), 0);
+	touch(p, present * PAGE, 9);
+	before = pins_held();
+	ck_assert_int_eq(libgpin_pin(g, p, n, _i, GPIN_PIN_WRITE, NULL, &h,
+				  NULL), 0);
+	ck_assert_int_eq(pins_held() - before, n);
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
+	ck_assert_int_eq(pins_held() - before, 0);
+	munmap(p, n * PAGE);
 }
 END_TEST
 
@@ -547,6 +611,7 @@ void foll_add_tcases(Suite *s)
 	tcase_add_loop_test(tc, test_fork_with_write_pin, 0, GPIN_MODE_COUNT);
 	tcase_add_loop_test(tc, test_cow_after_readonly_pin, 0,
 			    GPIN_MODE_COUNT);
+	tcase_add_loop_test(tc, test_pins_counted, 0, GPIN_MODE_COUNT);
 	tcase_add_loop_test(tc, test_memlock_limit, 0, GPIN_MODE_COUNT);
 	tcase_add_loop_test(tc, test_pfns_need_admin, 0, GPIN_MODE_COUNT);
 	tcase_add_loop_test(tc, test_huge_zero_page, 0, GPIN_MODE_COUNT);

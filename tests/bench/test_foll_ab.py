@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Unit tests of pin_foll_ab.py: rounds read by number, ratios paired by
+round, the verdict against the 10% bound for the fast mode only."""
+
+import json
+import os
+import tempfile
+import unittest
+
+import pin_foll_ab
+
+
+def write_round(d, which, r, cells):
+    single = [{"backing": b, "batch": n, "mode": m, "ns_per_page": v}
+              for (b, n, m), v in cells.items()]
+    with open(os.path.join(d, "%s-%d.json" % (which, r)), "w") as f:
+        json.dump({"single": single}, f)
+
+
+class FollAbTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def summary(self):
+        return pin_foll_ab.summarise(pin_foll_ab.rounds(self.d, "old"),
+                                     pin_foll_ab.rounds(self.d, "new"))
+
+    def test_paired_by_round(self):
+        # the host drifts 3x between rounds; new is 1.05x old in each
+        fast, kern = ("4k", 512, "fast"), ("4k", 512, "kernel")
+        for r, base in enumerate([100, 300, 200, 150, 250], 1):
+            write_round(self.d, "old", r, {fast: base, kern: base})
+            write_round(self.d, "new", r, {fast: base * 1.05,
+                                           kern: base * 2})
+        rows = {k: (r, v) for k, _, _, r, v in self.summary()}
+        ratio, verdict = rows[fast]
+        self.assertAlmostEqual(ratio.value, 1.05)
+        self.assertEqual(ratio.pairing, "paired")
+        self.assertAlmostEqual(ratio.lo, 1.05)
+        self.assertEqual(verdict, "ahead")
+        self.assertAlmostEqual(rows[kern][0].value, 2.0)
+        self.assertEqual(rows[kern][1], "")
+
+    def test_verdicts(self):
+        cell = ("4k", 64, "fast")
+        for r, new in enumerate([1.3, 1.4, 1.5], 1):
+            write_round(self.d, "old", r, {cell: 100})
+            write_round(self.d, "new", r, {cell: 100 * new})
+        self.assertEqual(self.summary()[0][4], "behind")
+        write_round(self.d, "new", 2, {cell: 100})
+        self.assertEqual(self.summary()[0][4], "can't tell")
+
+    def test_round_numbers_not_names(self):
+        # round 10 sorts before round 2 as a name
+        cell = ("thp", 1, "fast")
+        for r in range(1, 11):
+            write_round(self.d, "old", r, {cell: r})
+        self.assertEqual(sorted(pin_foll_ab.rounds(self.d, "old")),
+                         list(range(1, 11)))
+
+    def test_cells_on_one_side_left_out(self):
+        write_round(self.d, "old", 1, {("4k", 1, "fast"): 5})
+        write_round(self.d, "new", 1, {("4k", 16, "fast"): 5})
+        self.assertEqual(self.summary(), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
