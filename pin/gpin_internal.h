@@ -96,10 +96,6 @@ struct gpin_walk {
 	unsigned long huge;	/* huge leaves used */
 	bool write;
 	bool longterm;		/* FOLL_LONGTERM: only pinnable zones */
-	/* folio_is_longterm_pinnable() of pageblock pinnable_block */
-	unsigned long pinnable_block;
-	bool pinnable_known;
-	bool pinnable;
 	/* NR_FOLL_PIN_ACQUIRED not yet added to pins_node's vmstat */
 	struct pglist_data *pins_node;
 	long pins_counted;

@@ -60,9 +60,10 @@
  * once per node and walk window rather than once per page: the per-CPU
  * vmstat update (a this_cpu_cmpxchg() loop, and a global atomic whenever
  * the CPU's share passes its threshold) was a large part of what a 4K pin
- * cost over a plain reference.  The count is a statistic, read as a sum
- * (/proc/vmstat); it reaches it before interrupts come back on, so before
- * anything can unpin these pages and count them released.
+ * cost over a plain reference.  The count is a statistic, two counters
+ * that only grow and are read as a difference (/proc/vmstat); the pair
+ * balances again by the window's end, when the sum is added, and an undo
+ * inside the window (gpin_unpin()) may count its release first.
  */
 static void gpin_flush_pins(struct gpin_walk *w)
 {
@@ -83,26 +84,6 @@ static void gpin_count_pins(struct gpin_walk *w, struct folio *folio,
 		w->pins_node = node;
 	}
 	w->pins_counted += refs;
-}
-
-/*
- * folio_is_longterm_pinnable() reads the pageblock's migratetype (CMA,
- * isolated) and the zone (movable, device): the same for every page of a
- * pageblock, so a walk window asks once per pageblock, not once per 4K
- * page, and forgets the answer between windows.  The one answer that is
- * per page, the zero page's, never comes here: it is special and ends the
- * walk before anything is pinned.
- */
-static bool gpin_longterm_pinnable(struct gpin_walk *w, struct folio *folio)
-{
-	unsigned long block = folio_pfn(folio) >> pageblock_order;
-
-	if (!w->pinnable_known || block != w->pinnable_block) {
-		w->pinnable_block = block;
-		w->pinnable = folio_is_longterm_pinnable(folio);
-		w->pinnable_known = true;
-	}
-	return w->pinnable;
 }
 
 /*
@@ -156,7 +137,7 @@ static struct folio *gpin_try_pin(struct page *page, int refs,
 		return NULL;
 	}
 	/* ZONE_MOVABLE or CMA: only the locked path can migrate it out */
-	if (w->longterm && !gpin_longterm_pinnable(w, folio)) {
+	if (w->longterm && !folio_is_longterm_pinnable(folio)) {
 		folio_put_refs(folio, add);
 		return NULL;
 	}
@@ -481,8 +462,6 @@ int gpin_walk_range(struct mm_struct *mm, unsigned long addr,
 	int ok;
 
 	lockdep_assert_irqs_disabled();
-	/* a pageblock's migratetype may change between windows */
-	w->pinnable_known = false;
 	ok = gpin_pgd_range(mm, addr, end, w);
 	gpin_flush_pins(w);
 	return ok;

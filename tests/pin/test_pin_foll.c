@@ -94,10 +94,13 @@ static long long reap_one(struct libgpin *gp, double secs)
 
 /*
  * NR_FOLL_PIN_ACQUIRED minus NR_FOLL_PIN_RELEASED of /proc/vmstat: the
- * pins held system-wide.  Each CPU keeps a share of a vmstat counter that
- * reaches the global one only past a threshold, so every share is folded
- * in first (vm.stat_refresh).  Nothing else in the test host pins while
- * the tests run, so a test sees its own pins exactly.
+ * pins held system-wide, or -1 when they cannot be read exactly.  Each CPU
+ * keeps a share of a vmstat counter that reaches the global one only past
+ * a threshold, so every share is folded in first (vm.stat_refresh, root).
+ * The rig's test host runs nothing else that pins while a test runs (a
+ * busybox init, output on the console; on 6.12 the block layer's O_DIRECT
+ * and 9p's uncached I/O would pin, and nothing issues them), so a test
+ * sees its own pins exactly.
  */
 static long long pins_held(void)
 {
@@ -107,8 +110,12 @@ static long long pins_held(void)
 	int fd;
 
 	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
-	ck_assert_msg(fd >= 0, "stat_refresh: %s", strerror(errno));
-	ck_assert_int_eq(write(fd, "1", 1), 1);
+	if (fd < 0)
+		return -1;
+	if (write(fd, "1", 1) != 1) {
+		close(fd);
+		return -1;
+	}
 	close(fd);
 	f = fopen("/proc/vmstat", "r");
 	ck_assert_ptr_nonnull(f);
@@ -122,6 +129,19 @@ static long long pins_held(void)
 	ck_assert_msg(acquired >= 0 && released >= 0,
 		      "no nr_foll_pin_* in /proc/vmstat");
 	return acquired - released;
+}
+
+/* gpin.ko's batch parameter: pages per interrupts-off window of the walk */
+static unsigned long module_batch(void)
+{
+	unsigned long batch = 0;
+	FILE *f = fopen("/sys/module/gpin/parameters/batch", "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%lu", &batch), 1);
+	fclose(f);
+	ck_assert_uint_gt(batch, 0);
+	return batch;
 }
 
 /*
@@ -235,7 +255,8 @@ START_TEST(test_cow_after_readonly_pin)
 	ck_assert_int_eq(libgpin_pin(g, p, 4, _i, 0, pfns, &h, NULL), 0);
 	stats(&b);
 	/* the fast walk's pins it undid are counted released */
-	ck_assert_int_eq(pins_held() - before, 4);
+	if (before >= 0)
+		ck_assert_int_eq(pins_held() - before, 4);
 	if (_i == GPIN_MODE_FAST)
 		ck_assert_int_ge(DELTA(&a, &b, GPIN_MODE_FAST, fallbacks), 1);
 	for (i = 0; i < 4; i++) {
@@ -248,7 +269,8 @@ START_TEST(test_cow_after_readonly_pin)
 	close(pipefd[1]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(libgpin_unpin(g, h), 0);
-	ck_assert_int_eq(pins_held() - before, 0);
+	if (before >= 0)
+		ck_assert_int_eq(pins_held() - before, 0);
 	munmap(p, 4 * PAGE);
 }
 END_TEST
@@ -256,23 +278,37 @@ END_TEST
 /*
  * Every pin is counted acquired once and released once, as the kernel's
  * own pins are: the fast walk adds its count once per window, not per page,
- * and none may be lost at a window's end, at the fallback to the locked
- * path, or when a window is dropped.  600 4K pages, the first 500 present:
- * the fast walk takes them in several windows and the locked path faults
- * in the rest.
+ * and none may be lost at a window's end or at the fallback to the locked
+ * path.  Three windows' worth of present 4K pages, then 100 not yet
+ * faulted in: the fast walk takes the first in several windows and the
+ * locked path faults in the rest.
  */
 START_TEST(test_pins_counted)
 {
-	const size_t n = 600, present = 500;
+	const size_t present = 3 * module_batch(), n = present + 100;
 	char *p = map_anon(n * PAGE, PROT_READ | PROT_WRITE);
+	struct gpin_stats a, b;
 	long long before;
 	uint32_t h;
 
+	before = pins_held();
+	if (before < 0) {
+		fprintf(stderr, "# SKIP: vm.stat_refresh not writable: %s\n",
+			strerror(errno));
+		munmap(p, n * PAGE);
+		return;
+	}
 	ck_assert_int_eq(madvise(p, n * PAGE, MADV_NOHUGEPAGE), 0);
 	touch(p, present * PAGE, 9);
-	before = pins_held();
+	stats(&a);
 	ck_assert_int_eq(libgpin_pin(g, p, n, _i, GPIN_PIN_WRITE, NULL, &h,
 				  NULL), 0);
+	stats(&b);
+	if (_i == GPIN_MODE_FAST) {
+		ck_assert_int_eq(DELTA(&a, &b, GPIN_MODE_FAST, fast_pages),
+				 present);
+		ck_assert_int_eq(DELTA(&a, &b, GPIN_MODE_FAST, fallbacks), 1);
+	}
 	ck_assert_int_eq(pins_held() - before, n);
 	ck_assert_int_eq(libgpin_unpin(g, h), 0);
 	ck_assert_int_eq(pins_held() - before, 0);
