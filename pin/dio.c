@@ -619,7 +619,9 @@ void gpin_dio_file_init(struct gpin_file *gf)
  * becomes an orphan that its last completion frees (gpin_dio_orphan_work),
  * holding a module reference until then.
  *
- * Return: true when nothing is in flight and the caller frees @gf now.
+ * Return: true when nothing is left in flight (none was, or every orphan
+ * completed while the completed requests were released) and the caller
+ * frees @gf now.
  */
 bool gpin_dio_file_release(struct gpin_file *gf)
 {
@@ -633,7 +635,14 @@ bool gpin_dio_file_release(struct gpin_file *gf)
 	/* before the first orphan can complete and put it */
 	if (inflight)
 		__module_get(THIS_MODULE);
-	atomic_set(&gf->dio_orphans, inflight);
+	/*
+	 * One count more than the orphans: ours.  From the unlock on, the
+	 * orphans complete and count down, and the last one frees the file;
+	 * without our count that could happen while we still release the
+	 * completed requests below (their pages still counted in the file's
+	 * live_pages) and put the eventfd, in a file already freed.
+	 */
+	atomic_set(&gf->dio_orphans, inflight + 1);
 	list_splice_init(&gf->dio_events, &done);
 	spin_unlock_irq(&gf->dio_lock);
 
@@ -645,7 +654,12 @@ bool gpin_dio_file_release(struct gpin_file *gf)
 	if (gf->eventfd)
 		eventfd_ctx_put(gf->eventfd);
 	gf->eventfd = NULL;
-	return !inflight;
+	if (!atomic_dec_and_test(&gf->dio_orphans))
+		return false;
+	/* every orphan completed meanwhile: the file is ours to free */
+	if (inflight)
+		module_put(THIS_MODULE);
+	return true;
 }
 
 int gpin_dio_init(void)

@@ -67,8 +67,8 @@ struct gpin_range {
  * @dio_inflight: submitted requests whose I/O has not completed
  * @dio_closed: the file was closed; completions go to gpin_dio_wq
  * @dio_reqs: submitted requests not yet reaped (<= GPIN_DIO_MAX_INFLIGHT)
- * @dio_orphans: requests in flight at close not yet released; the last
- *	frees the file
+ * @dio_orphans: requests in flight at close not yet released, plus one
+ *	while the close itself runs; whoever counts it to zero frees the file
  * @eventfd: signalled once per completed asynchronous request, or NULL
  */
 struct gpin_file {
