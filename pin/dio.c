@@ -27,7 +27,10 @@
  * orphaned instead: each request that completes afterwards is handed to a
  * worker of gpin_dio_wq, which releases its pages in process context, and
  * the last one frees the file and drops the module reference the orphan
- * holds.
+ * holds; or the close itself does both, when every orphan completed while
+ * it released the completed requests (its module_put() is not the last:
+ * the file's own reference to the module is dropped only after
+ * ->release returns).
  *
  * Module unload against a completion still on its way out of our code: the
  * request keeps the module until it is published (gpin_dio_post()): until
@@ -45,11 +48,13 @@
  * returns only once each such task has passed a voluntary context switch,
  * which no task does inside gpin_dio_post() or on the way back from it.
  * destroy_workqueue() waits for the orphans' worker, which drops the module
- * reference just before returning to the workqueue.
+ * reference just before returning to the workqueue, and for any worker
+ * still returning after the close dropped that reference instead.
  */
 #include <linux/blkdev.h>
 #include <linux/bvec.h>
 #include <linux/compat.h>
+#include <linux/delay.h>
 #include <linux/eventfd.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -98,6 +103,15 @@ struct gpin_dio_req {
 };
 
 static struct workqueue_struct *gpin_dio_wq;
+
+/*
+ * Fault injection for the tests (test_dio_close_inflight): microseconds
+ * the close sleeps after the orphans are counted and before the completed
+ * requests are released, so that orphans complete inside that window, as
+ * they may by chance.  0 (no sleep) unless a test sets it; at most 1 s.
+ */
+static unsigned int gpin_close_delay_us;
+module_param_named(close_delay_us, gpin_close_delay_us, uint, 0600);
 
 /* Drop the pages and the file; the request keeps only its event. */
 static void gpin_dio_put(struct gpin_dio_req *req)
@@ -617,7 +631,8 @@ void gpin_dio_file_init(struct gpin_file *gf)
  * Completed, unreaped requests are released now.  I/O already started
  * cannot be recalled from the block layer and is not waited for: the file
  * becomes an orphan that its last completion frees (gpin_dio_orphan_work),
- * holding a module reference until then.
+ * holding a module reference until then, unless every orphan completes
+ * before the close is done.
  *
  * Return: true when nothing is left in flight (none was, or every orphan
  * completed while the completed requests were released) and the caller
@@ -626,7 +641,7 @@ void gpin_dio_file_init(struct gpin_file *gf)
 bool gpin_dio_file_release(struct gpin_file *gf)
 {
 	struct gpin_dio_req *req, *tmp;
-	unsigned int inflight;
+	unsigned int inflight, delay;
 	LIST_HEAD(done);
 
 	spin_lock_irq(&gf->dio_lock);
@@ -646,6 +661,9 @@ bool gpin_dio_file_release(struct gpin_file *gf)
 	list_splice_init(&gf->dio_events, &done);
 	spin_unlock_irq(&gf->dio_lock);
 
+	delay = READ_ONCE(gpin_close_delay_us);
+	if (delay)
+		fsleep(min_t(unsigned int, delay, USEC_PER_SEC));
 	list_for_each_entry_safe(req, tmp, &done, node) {
 		list_del(&req->node);
 		gpin_stats_dio(req->mode, req->res);

@@ -61,8 +61,10 @@ struct gpin_range {
  * struct gpin_file - state of one open file of /dev/gpin
  * @mm: the mm of the opener (mmgrab()ed); the only mm the file acts on
  * @pins: handle -> struct gpin_range
- * @live_pages: pages held through @pins
+ * @live_pages: pages held through @pins and by direct I/O requests not yet
+ *	released
  * @dio_lock: protects @dio_events, @dio_inflight, @dio_closed and @eventfd
+ *	(read without it once @dio_closed: nothing signals it then)
  * @dio_events: completed asynchronous requests, not yet reaped
  * @dio_inflight: submitted requests whose I/O has not completed
  * @dio_closed: the file was closed; completions go to gpin_dio_wq
