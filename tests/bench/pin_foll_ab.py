@@ -16,7 +16,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpinbench import stats  # noqa: E402
+from gpinbench import report, stats  # noqa: E402
 
 BOUND = 1.10    # FOLL_PIN may cost the fast path at most 10% ns/page
 
@@ -41,18 +41,6 @@ def rounds(d, which):
 
 def by_round(runs, key):
     return {r: c[key] for r, c in runs.items() if key in c}
-
-
-def num(v):
-    return "%.0f" % v if abs(v) >= 1000 else "%.3g" % v
-
-
-def fmt(e):
-    if e.value is None:
-        return "-"
-    if not e.has_interval:
-        return "%s (%d rounds)" % (num(e.value), e.n)
-    return "%s [%s, %s]" % (num(e.value), num(e.lo), num(e.hi))
 
 
 def summarise(old, new):
@@ -88,7 +76,8 @@ def main():
     print("|---|---:|---|---:|---:|---:|---|")
     for k, o, n, r, v in summarise(old, new):
         print("| %s | %d | %s | %s | %s | %s | %s |" %
-              (k[0], k[1], k[2], fmt(o), fmt(n), fmt(r), v))
+              (k[0], k[1], k[2], report.est_md(o), report.est_md(n),
+               report.est_md(r), v))
 
 
 if __name__ == "__main__":
