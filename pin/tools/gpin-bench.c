@@ -5,7 +5,9 @@
  * Two tables, each cell run for --duration seconds:
  *  - single: one thread pins and unpins BATCH pages at a time, cycling over
  *    a pre-faulted buffer of 4K pages or of THPs; cost in ns per page
- *    (PIN + UNPIN ioctls included, the same for every mode);
+ *    (PIN + UNPIN ioctls included, the same for every mode), and apart the
+ *    time inside the PIN ioctls (finding and pinning: where the modes
+ *    differ) and inside the UNPIN ones (the release, shared by all);
  *  - threads: N threads of this process pin/unpin --thread-batch pages of
  *    one shared 4K buffer, each through its own /dev/gpin file, with and
  *    without one more thread looping mmap/munmap (an mmap_lock writer);
@@ -53,7 +55,7 @@ struct cell_stats {
 struct single_cell {
 	int mode, thp;
 	unsigned long batch;
-	double ns_per_page;
+	double ns_per_page, pin_ns_per_page, unpin_ns_per_page;
 	struct cell_stats st;
 };
 
@@ -72,7 +74,9 @@ static void usage(FILE *f)
 "usage: gpin-bench pin [OPTIONS]\n"
 "Pin/unpin cost per gpin mode (needs gpin.ko and root).  Lists are\n"
 "comma-separated.\n"
-"  --duration SEC       seconds per cell (default 1)\n"
+"  --duration SEC       seconds per cell (default 1); in the single table\n"
+"                       half of it times whole pin+unpin rounds (ns/page),\n"
+"                       half each PIN and UNPIN call apart\n"
 "  --only single|threads   run one of the two tables (default both)\n"
 "  --modes LIST         fast,locked,kernel (default all three)\n"
 "  --backing LIST       single table: 4k,thp (default both)\n"
@@ -178,29 +182,70 @@ static void pin_unpin(struct libgpin *g, char *p, unsigned long n, int mode)
 		die("unpin");
 }
 
+/*
+ * The same, timing each of the two calls into @pin_s and @unpin_s: one
+ * clock read between them, so the split costs a clock read per call.
+ */
+static void pin_unpin_timed(struct libgpin *g, char *p, unsigned long n,
+			    int mode, double *pin_s, double *unpin_s)
+{
+	double t0 = now(), t1, t2;
+	uint32_t h;
+
+	if (libgpin_pin(g, p, n, mode, GPIN_PIN_WRITE, NULL, &h, NULL))
+		die("pin");
+	t1 = now();
+	if (libgpin_unpin(g, h))
+		die("unpin");
+	t2 = now();
+	*pin_s += t1 - t0;
+	*unpin_s += t2 - t1;
+}
+
+/* Cycles over the buffer: the next BATCH pages at @pos, wrapping. */
+static unsigned long next_pos(unsigned long pos, unsigned long batch)
+{
+	pos += batch;
+	return pos + batch > BUF_PAGES ? 0 : pos;
+}
+
+/*
+ * Two passes of half the duration each: the first times whole rounds of
+ * 16 calls (ns_per_page, the clock kept out of it), the second each PIN
+ * and UNPIN call apart (pin_ns_per_page, unpin_ns_per_page).
+ */
 static void run_single(struct libgpin *g, const struct opts *o,
 		       struct single_cell *c)
 {
 	char *buf = map_buffer(c->thp);
 	unsigned long pos = 0, pages = 0;
-	double t0, t;
+	double t0, t, pin_s = 0, unpin_s = 0;
+	int i;
 
 	libgpin_stats_reset(g);
 	t0 = now();
 	do {
-		/* 16 calls between clock reads keep the clock out of it */
-		int i;
-
 		for (i = 0; i < 16; i++) {
 			pin_unpin(g, buf + pos * PAGE, c->batch, c->mode);
 			pages += c->batch;
-			pos += c->batch;
-			if (pos + c->batch > BUF_PAGES)
-				pos = 0;
+			pos = next_pos(pos, c->batch);
 		}
 		t = now() - t0;
-	} while (t < o->duration);
+	} while (t < o->duration / 2);
 	c->ns_per_page = t * 1e9 / pages;
+
+	pages = 0;
+	t0 = now();
+	do {
+		for (i = 0; i < 16; i++) {
+			pin_unpin_timed(g, buf + pos * PAGE, c->batch,
+					c->mode, &pin_s, &unpin_s);
+			pages += c->batch;
+			pos = next_pos(pos, c->batch);
+		}
+	} while (now() - t0 < o->duration / 2);
+	c->pin_ns_per_page = pin_s * 1e9 / pages;
+	c->unpin_ns_per_page = unpin_s * 1e9 / pages;
 	read_stats(g, c->mode, &c->st);
 	munmap(buf, BUF_PAGES * PAGE);
 }
@@ -230,9 +275,7 @@ static void *pinner(void *arg)
 	while (!LOAD(stop)) {
 		pin_unpin(g, w->buf + pos * PAGE, w->batch, w->mode);
 		w->count += w->batch;
-		pos += w->batch;
-		if (pos + w->batch > BUF_PAGES)
-			pos = 0;
+		pos = next_pos(pos, w->batch);
 	}
 	libgpin_close(g);
 	return NULL;
@@ -455,8 +498,8 @@ int main(int argc, char **argv)
 	tc = calloc(o.modes.n * o.nthreads.n * o.writer.n, sizeof(*tc));
 
 	if (o.single) {
-		printf("\n| backing | batch | mode | ns/page | calls | fallbacks | huge leaves | lock wait ms | max IRQ-off us |\n");
-		printf("|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
+		printf("\n| backing | batch | mode | ns/page | pin ns/page | unpin ns/page | calls | fallbacks | huge leaves | lock wait ms | max IRQ-off us |\n");
+		printf("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (i = 0; i < o.backing.n; i++)
 			for (j = 0; j < o.batches.n; j++)
 				for (m = 0; m < o.modes.n; m++) {
@@ -466,10 +509,12 @@ int main(int argc, char **argv)
 					s->batch = o.batches.v[j];
 					s->mode = o.modes.v[m];
 					run_single(g, &o, s);
-					printf("| %s | %lu | %s | %.1f | %.0f | %.0f | %.0f | %.2f | %.1f |\n",
+					printf("| %s | %lu | %s | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.2f | %.1f |\n",
 					       backing_names[s->thp], s->batch,
 					       mode_names[s->mode],
-					       s->ns_per_page, s->st.calls,
+					       s->ns_per_page,
+					       s->pin_ns_per_page,
+					       s->unpin_ns_per_page, s->st.calls,
 					       s->st.fallbacks, s->st.huge,
 					       s->st.lock_wait_ms,
 					       s->st.irqoff_us);
@@ -509,10 +554,11 @@ int main(int argc, char **argv)
 			o.duration, o.thread_batch);
 		fprintf(jf, "  \"single\": [");
 		for (i = 0; i < ns; i++) {
-			fprintf(jf, "%s\n    {\"backing\": \"%s\", \"batch\": %lu, \"mode\": \"%s\", \"ns_per_page\": %.2f, ",
+			fprintf(jf, "%s\n    {\"backing\": \"%s\", \"batch\": %lu, \"mode\": \"%s\", \"ns_per_page\": %.2f, \"pin_ns_per_page\": %.2f, \"unpin_ns_per_page\": %.2f, ",
 				i ? "," : "", backing_names[sc[i].thp],
 				sc[i].batch, mode_names[sc[i].mode],
-				sc[i].ns_per_page);
+				sc[i].ns_per_page, sc[i].pin_ns_per_page,
+				sc[i].unpin_ns_per_page);
 			json_stats(jf, &sc[i].st);
 			fprintf(jf, "}");
 		}

@@ -7,9 +7,9 @@
 # rig's test host loads them in turn, ROUNDS times (old, new, old, new...),
 # each time running `gpin-bench pin --only single` for the fast and kernel
 # modes (the pair in an order that alternates: old first in odd rounds);
-# tests/bench/pin_foll_ab.py prints the median ns/page of each cell for
-# both modules and new / old paired by round, with 95% intervals and the
-# verdict against the 10% bound.  TCG numbers: ratios only.
+# tests/bench/pin_foll_ab.py prints the median ns/page of each cell (also
+# of PIN and UNPIN apart) for both modules and new / old paired by round,
+# with 95% intervals and the verdict against the 10% bound.  TCG: ratios.
 #
 # Usage: tests/bench/pin-foll-ab.sh [--kernel 6.1|6.12] [--rev REV]
 #                                   [--rounds N] [--duration SEC]
@@ -50,7 +50,7 @@ while [[ $# -gt 0 ]]; do
 	--rev) rev=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--duration) duration=$2; shift 2 ;;
-	*) sed -n '12,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '14,16s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 

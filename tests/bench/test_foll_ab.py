@@ -10,9 +10,15 @@ import unittest
 import pin_foll_ab
 
 
-def write_round(d, which, r, cells):
-    single = [{"backing": b, "batch": n, "mode": m, "ns_per_page": v}
-              for (b, n, m), v in cells.items()]
+def write_round(d, which, r, cells, split=None):
+    """CELLS: {(backing, batch, mode): ns_per_page}; SPLIT: the same keys
+    to (pin, unpin) ns/page, which an older gpin-bench did not write."""
+    single = []
+    for (b, n, m), v in cells.items():
+        c = {"backing": b, "batch": n, "mode": m, "ns_per_page": v}
+        if split:
+            c["pin_ns_per_page"], c["unpin_ns_per_page"] = split[b, n, m]
+        single.append(c)
     with open(os.path.join(d, "%s-%d.json" % (which, r)), "w") as f:
         json.dump({"single": single}, f)
 
@@ -36,7 +42,7 @@ class FollAbTest(unittest.TestCase):
             write_round(self.d, "old", r, {fast: base, kern: base})
             write_round(self.d, "new", r, {fast: base * 1.05,
                                            kern: base * 2})
-        rows = {k: (r, v) for k, _, _, r, v in self.summary()}
+        rows = {k[:3]: (r, v) for k, _, _, r, v in self.summary()}
         ratio, verdict = rows[fast]
         self.assertAlmostEqual(ratio.value, 1.05)
         self.assertEqual(ratio.pairing, "paired")
@@ -53,6 +59,30 @@ class FollAbTest(unittest.TestCase):
         self.assertEqual(self.summary()[0][4], "behind")
         write_round(self.d, "new", 2, {cell: 100})
         self.assertEqual(self.summary()[0][4], "can't tell")
+
+    def test_pin_and_unpin_apart(self):
+        # the walk 1.05x, the release 2x: the pin alone meets the bound,
+        # the release gets no verdict (it is not the fast path's own)
+        cell = ("4k", 512, "fast")
+        for r in range(1, 6):
+            write_round(self.d, "old", r, {cell: 100}, {cell: (60, 40)})
+            write_round(self.d, "new", r, {cell: 143}, {cell: (63, 80)})
+        rows = {k[3]: (r.value, v) for k, _, _, r, v in self.summary()}
+        self.assertEqual([k[3] for k, *_ in self.summary()],
+                         ["pin+unpin", "PIN alone", "UNPIN alone"])
+        self.assertAlmostEqual(rows["pin+unpin"][0], 1.43)
+        self.assertEqual(rows["pin+unpin"][1], "behind")
+        self.assertAlmostEqual(rows["PIN alone"][0], 1.05)
+        self.assertEqual(rows["PIN alone"][1], "ahead")
+        self.assertAlmostEqual(rows["UNPIN alone"][0], 2.0)
+        self.assertEqual(rows["UNPIN alone"][1], "")
+
+    def test_split_on_one_side_only(self):
+        # an old run without the split: only pin+unpin is compared
+        cell = ("4k", 64, "fast")
+        write_round(self.d, "old", 1, {cell: 100})
+        write_round(self.d, "new", 1, {cell: 100}, {cell: (50, 50)})
+        self.assertEqual([k[3] for k, *_ in self.summary()], ["pin+unpin"])
 
     def test_round_numbers_not_names(self):
         # round 10 sorts before round 2 as a name

@@ -697,20 +697,37 @@ START_TEST(test_bad_pfns_readonly)
 }
 END_TEST
 
-/* The module parameter @name, set to @value; returns the old value. */
-static unsigned long set_param(const char *name, unsigned long value)
+static void param_path(char *path, size_t size, const char *name)
+{
+	snprintf(path, size, "/sys/module/gpin/parameters/%s", name);
+}
+
+unsigned long get_param(const char *name)
 {
 	char path[128];
-	unsigned long old;
+	unsigned long value;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/module/gpin/parameters/%s", name);
-	f = fopen(path, "r+");
+	param_path(path, sizeof(path), name);
+	f = fopen(path, "r");
 	ck_assert_msg(f, "%s: %s", path, strerror(errno));
-	ck_assert_int_eq(fscanf(f, "%lu", &old), 1);
-	rewind(f);
+	ck_assert_msg(fscanf(f, "%lu", &value) == 1, "%s: not a number", path);
+	fclose(f);
+	return value;
+}
+
+unsigned long set_param(const char *name, unsigned long value)
+{
+	unsigned long old = get_param(name);
+	char path[128];
+	FILE *f;
+
+	param_path(path, sizeof(path), name);
+	f = fopen(path, "w");
+	ck_assert_msg(f, "%s: %s", path, strerror(errno));
 	fprintf(f, "%lu\n", value);
-	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(fclose(f) == 0, "%s = %lu: %s", path, value,
+		      strerror(errno));
 	return old;
 }
 

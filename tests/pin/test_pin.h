@@ -30,6 +30,11 @@ void stats(struct gpin_stats *st);
 void setup(void);
 void teardown(void);
 
+/* gpin.ko's module parameter @name (/sys/module/gpin/parameters). */
+unsigned long get_param(const char *name);
+/* The same, set to @value; returns the old value. */
+unsigned long set_param(const char *name, unsigned long value);
+
 /* Waits up to 20 s for the module's live pinned pages to reach zero. */
 unsigned long long wait_unpinned(void);
 

@@ -565,16 +565,6 @@ static int submit_flight(struct libgpin *gp, int fd, char *buf)
 	return done;
 }
 
-/* gpin.ko's fault injection: how long a close sleeps before its cleanup */
-static void set_close_delay_us(unsigned int us)
-{
-	FILE *f = fopen("/sys/module/gpin/parameters/close_delay_us", "w");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_gt(fprintf(f, "%u\n", us), 0);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
 /* The null_blk target completes from a timer, so requests are in flight. */
 START_TEST(test_dio_close_inflight)
 {
@@ -603,7 +593,8 @@ START_TEST(test_dio_close_inflight)
 	 * rounds leave the last orphan to free the file.
 	 */
 	for (i = 0; i < CLOSE_ROUNDS; i++) {
-		set_close_delay_us(i % 2 ? 20000 : 0);
+		/* fault injection: a close sleeps before its cleanup */
+		set_param("close_delay_us", i % 2 ? 20000 : 0);
 		g2 = libgpin_open();
 		ck_assert(g2);
 		ck_assert_int_eq(submit_flight(g2, fd, buf), FLIGHT_REQS);
@@ -617,7 +608,7 @@ START_TEST(test_dio_close_inflight)
 		/* the close returned at once; the pages go as I/O completes */
 		ck_assert_uint_eq(wait_unpinned(), 0);
 	}
-	set_close_delay_us(0);
+	set_param("close_delay_us", 0);
 
 	/* a process that exits with I/O in flight */
 	pid = fork();

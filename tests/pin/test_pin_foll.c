@@ -131,19 +131,6 @@ static long long pins_held(void)
 	return acquired - released;
 }
 
-/* gpin.ko's batch parameter: pages per interrupts-off window of the walk */
-static unsigned long module_batch(void)
-{
-	unsigned long batch = 0;
-	FILE *f = fopen("/sys/module/gpin/parameters/batch", "r");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fscanf(f, "%lu", &batch), 1);
-	fclose(f);
-	ck_assert_uint_gt(batch, 0);
-	return batch;
-}
-
 /*
  * The case the kernel fixed with FOLL_PIN: a direct-I/O READ into the
  * start of a private anonymous page is in flight (a slow device), the
@@ -279,13 +266,13 @@ END_TEST
  * Every pin is counted acquired once and released once, as the kernel's
  * own pins are: the fast walk adds its count once per window, not per page,
  * and none may be lost at a window's end or at the fallback to the locked
- * path.  Three windows' worth of present 4K pages, then 100 not yet
- * faulted in: the fast walk takes the first in several windows and the
- * locked path faults in the rest.
+ * path.  Three windows' worth (the batch parameter) of present 4K pages,
+ * then 100 not yet faulted in: the fast walk takes the first in several
+ * windows and the locked path faults in the rest.
  */
 START_TEST(test_pins_counted)
 {
-	const size_t present = 3 * module_batch(), n = present + 100;
+	const size_t present = 3 * get_param("batch"), n = present + 100;
 	char *p = map_anon(n * PAGE, PROT_READ | PROT_WRITE);
 	struct gpin_stats a, b;
 	long long before;

@@ -49,9 +49,11 @@ def parse_args(argv):
     p.add_argument("--build", default=os.environ.get(
         "GPIN_BUILD", os.path.join(rig.TOP, "build")),
         help="gpin's Meson build (vmm/gpin-vmm); default build/")
-    p.add_argument("--report-from", metavar="WORK",
+    p.add_argument("--report-from", metavar="WORK", action="append",
                    help="no runs: the report of an earlier run's raw "
-                   "results (WORK: the work directory it printed)")
+                   "results (WORK: the work directory it printed); "
+                   "repeated, of several runs with the same settings "
+                   "(as one per vCPU count) in one report")
     p.add_argument("--out", default=os.path.join(rig.TOP, "docs", "results"),
                    help="where boot-time.{md,json,jsonl,png} go (default "
                    "docs/results)")
@@ -157,15 +159,15 @@ def outside(argv):
     args = parse_args(argv)
     cmd = shlex.join(["tests/bench/boot-time"] + argv)
     if args.report_from:
-        work = os.path.realpath(args.report_from)
-        meta, ok = rig.load_meta(work, cmd), True
+        works = [os.path.realpath(w) for w in args.report_from]
+        meta, ok = rig.load_meta(works, cmd), True
     else:
-        work = rig.workdir("boot-time")
+        works = [rig.workdir("boot-time")]
         meta = {"command": cmd, "rounds": args.rounds, "cpus": args.cpus}
-        ok = run_all(args, work, meta)
-    records, ledger = rig.load_results(work, "boot-time.jsonl")
+        ok = run_all(args, works[0], meta)
+    records, ledger = rig.load_results(works, "boot-time.jsonl")
     if not any(r.get("init_s") for r in records):
-        print("boot-time: no results (logs: %s)" % work)
+        print("boot-time: no results (logs: %s)" % ", ".join(works))
         return 1
     # not at the top: the test host's half must not import matplotlib
     from . import boottime_report
@@ -173,7 +175,7 @@ def outside(argv):
     print()
     print(text)
     print("wrote %s/boot-time.{md,json,jsonl,png} (logs: %s)"
-          % (args.out, work))
+          % (args.out, ", ".join(works)))
     return 0 if ok else 1
 
 

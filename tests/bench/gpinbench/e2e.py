@@ -118,9 +118,11 @@ def parse_args(argv):
                    "--append): kvm_amd.npt=1 runs the guests on nested "
                    "paging, as a real host does, instead of the rig's "
                    "shadow paging")
-    p.add_argument("--report-from", metavar="WORK",
+    p.add_argument("--report-from", metavar="WORK", action="append",
                    help="no runs: the report of an earlier run's raw "
-                   "results (WORK: the work directory it printed)")
+                   "results (WORK: the work directory it printed); "
+                   "repeated, of several runs with the same settings "
+                   "(as one per vCPU count) in one report")
     p.add_argument("--out", default=os.path.join(rig.TOP, "docs",
                                                  "results"),
                    help="where e2e.{md,json,jsonl,png} go (default "
@@ -209,18 +211,18 @@ def outside(argv):
     args = parse_args(argv)
     command = shlex.join(["tests/bench/e2e"] + argv)
     if args.report_from:
-        work = os.path.realpath(args.report_from)
-        meta, ok = rig.load_meta(work, command), True
+        works = [os.path.realpath(w) for w in args.report_from]
+        meta, ok = rig.load_meta(works, command), True
     else:
-        work = rig.workdir("e2e")
+        works = [rig.workdir("e2e")]
         meta = {"command": command, "transport": args.transport,
                 "vmm_disk": args.vmm_disk,
                 "paging": paging(args.rig_append), "rounds": args.rounds,
                 "runtime": args.runtime}
-        ok = run_all(args, work, meta)
-    records, ledger = rig.load_results(work, "e2e.jsonl")
+        ok = run_all(args, works[0], meta)
+    records, ledger = rig.load_results(works, "e2e.jsonl")
     if not any(r.get("kind") == "job" for r in records):
-        print("e2e: no results (logs: %s)" % work)
+        print("e2e: no results (logs: %s)" % ", ".join(works))
         return 1
     # not at the top: the test host's half must not import matplotlib
     # (over 9p under TCG that takes minutes, a font cache built each time)
@@ -228,7 +230,8 @@ def outside(argv):
     text = e2e_report.write(args.out, records, ledger, meta)
     print()
     print(text)
-    print("wrote %s/e2e.{md,json,jsonl,png} (logs: %s)" % (args.out, work))
+    print("wrote %s/e2e.{md,json,jsonl,png} (logs: %s)"
+          % (args.out, ", ".join(works)))
     return 0 if ok else 1
 
 

@@ -60,9 +60,11 @@ def parse_args(argv):
         help="gpin's Meson build (pin/gpin-bench); default build/")
     p.add_argument("--rig-append", default="", metavar="ARGS",
                    help="test-host kernel arguments (tests/rig/rig --append)")
-    p.add_argument("--report-from", metavar="WORK",
+    p.add_argument("--report-from", metavar="WORK", action="append",
                    help="no runs: the report of an earlier run's raw "
-                   "results (WORK: the work directory it printed)")
+                   "results (WORK: the work directory it printed); "
+                   "repeated, of several runs with the same settings "
+                   "(as one per vCPU count) in one report")
     p.add_argument("--out", default=os.path.join(rig.TOP, "docs", "results"),
                    help="where pin-bench.{md,json,jsonl,png} go (default "
                    "docs/results)")
@@ -181,17 +183,17 @@ def outside(argv):
     args = parse_args(argv)
     command = shlex.join(["tests/bench/pin-bench"] + argv)
     if args.report_from:
-        work = os.path.realpath(args.report_from)
-        meta, ok = rig.load_meta(work, command), True
+        works = [os.path.realpath(w) for w in args.report_from]
+        meta, ok = rig.load_meta(works, command), True
     else:
-        work = rig.workdir("pin-bench")
+        works = [rig.workdir("pin-bench")]
         meta = {"command": command, "rounds": args.rounds,
                 "duration": args.duration,
                 "bench_args": " ".join(args.bench_args)}
-        ok = run_all(args, work, meta)
-    records, ledger = rig.load_results(work, "pin-bench.jsonl")
+        ok = run_all(args, works[0], meta)
+    records, ledger = rig.load_results(works, "pin-bench.jsonl")
     if not any(r.get("kind") == "cell" for r in records):
-        print("pin-bench: no results (logs: %s)" % work)
+        print("pin-bench: no results (logs: %s)" % ", ".join(works))
         return 1
     # not at the top: the test host's half must not import matplotlib
     from . import pinbench_report
@@ -199,7 +201,7 @@ def outside(argv):
     print()
     print(text)
     print("wrote %s/pin-bench.{md,json,jsonl,png} (logs: %s)"
-          % (args.out, work))
+          % (args.out, ", ".join(works)))
     return 0 if ok else 1
 
 

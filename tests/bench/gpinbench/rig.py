@@ -130,21 +130,53 @@ def save_meta(work, meta):
         json.dump(meta, f, indent=1)
 
 
-def load_meta(work, command):
-    """An earlier run's meta, its command marked as reported by COMMAND."""
-    with open(os.path.join(work, "meta.json")) as f:
-        meta = json.load(f)
+# What runs merged into one report must share: runs that differ in these
+# measured different things.  Commits, dates and commands are listed.
+SAME_SETTINGS = ("kernel", "transport", "vmm_disk", "paging", "rounds",
+                 "runtime", "duration", "bench_args", "cpus")
+
+
+def load_meta(works, command):
+    """The meta of earlier runs (WORKS: their work directories), marked as
+    reported by COMMAND.  Several runs (one per vCPU count, say) make one
+    report only if they agree on SAME_SETTINGS; else SystemExit."""
+    metas = []
+    for work in works:
+        with open(os.path.join(work, "meta.json")) as f:
+            metas.append(json.load(f))
+    meta = dict(metas[0])
+    for key in SAME_SETTINGS:
+        values = [m.get(key) for m in metas]
+        if any(v != values[0] for v in values):
+            sys.exit("cannot report %s together: they differ in %s (%s)"
+                     % (", ".join(works), key,
+                        ", ".join(str(v) for v in values)))
+    for key, sep in (("command", "; "), ("commit", ", "), ("date", ", ")):
+        values = []
+        for m in metas:
+            if m.get(key) is not None and m[key] not in values:
+                values.append(m[key])
+        meta[key] = sep.join(values)
     meta["command"] += " (report: %s)" % command
     return meta
 
 
-def load_results(work, name):
-    """The raw records of every test host of a run (WORK/cpus*/NAME) and
-    the deaths their rigs recorded."""
-    dirs = sorted(os.path.join(work, d) for d in os.listdir(work)
-                  if d.startswith("cpus"))
-    return (load([os.path.join(d, name) for d in dirs]),
-            load([os.path.join(d, "deaths.jsonl") for d in dirs]))
+def load_results(works, name):
+    """The raw records of every test host of the runs in WORKS
+    (WORK/cpus*/NAME) and the deaths their rigs recorded.  Two runs with
+    the same vCPU count would mix their rounds: SystemExit."""
+    dirs = {}
+    for work in works:
+        for d in sorted(os.listdir(work)):
+            if not d.startswith("cpus"):
+                continue
+            if d in dirs:
+                sys.exit("both %s and %s hold %s: one run per vCPU count"
+                         % (dirs[d], work, d))
+            dirs[d] = work
+    paths = [os.path.join(w, d) for d, w in sorted(dirs.items())]
+    return (load([os.path.join(d, name) for d in paths]),
+            load([os.path.join(d, "deaths.jsonl") for d in paths]))
 
 
 def read_plan(path):

@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Unit tests of gpinbench/rig.py's --report-from half: several runs'
+work directories merged into one report only when they measured alike,
+and never two runs of the same vCPU count."""
+
+import json
+import os
+import tempfile
+import unittest
+
+from gpinbench import rig
+
+META = {"transport": "pci", "vmm_disk": "irq_hold=4000",
+        "paging": "shadow", "rounds": 5, "runtime": 5,
+        "kernel": "6.1.0-57-amd64"}
+
+
+class ReportFromTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_dir(self, name, cpus, records, **meta):
+        """A work directory as a finished run leaves it."""
+        work = os.path.join(self.tmp.name, name)
+        d = os.path.join(work, "cpus%d" % cpus)
+        os.makedirs(d)
+        with open(os.path.join(work, "meta.json"), "w") as f:
+            json.dump(dict(META, **meta), f)
+        with open(os.path.join(d, "e2e.jsonl"), "w") as f:
+            for r in records:
+                f.write(json.dumps(dict(r, cpus=cpus)) + "\n")
+        return work
+
+    def test_two_vcpu_counts_in_one_report(self):
+        a = self.run_dir("a", 2, [{"kind": "job", "iops": 1}],
+                         command="e2e --cpus 2", commit="aaa",
+                         date="2026-12-06")
+        b = self.run_dir("b", 4, [{"kind": "job", "iops": 2},
+                                  {"kind": "job", "iops": 3}],
+                         command="e2e --cpus 4", commit="bbb",
+                         date="2026-12-07")
+        meta = rig.load_meta([a, b], "e2e --report-from a --report-from b")
+        self.assertEqual(meta["commit"], "aaa, bbb")
+        self.assertEqual(meta["date"], "2026-12-06, 2026-12-07")
+        self.assertEqual(meta["command"], "e2e --cpus 2; e2e --cpus 4 "
+                         "(report: e2e --report-from a --report-from b)")
+        self.assertEqual(meta["rounds"], 5)
+        records, deaths = rig.load_results([b, a], "e2e.jsonl")
+        self.assertEqual(sorted((r["cpus"], r["iops"]) for r in records),
+                         [(2, 1), (4, 2), (4, 3)])
+        self.assertEqual(deaths, [])
+
+    def test_one_run_as_before(self):
+        a = self.run_dir("a", 2, [], command="e2e", commit="aaa",
+                         date="2026-12-06")
+        meta = rig.load_meta([a], "e2e --report-from a")
+        self.assertEqual(meta["command"], "e2e (report: e2e --report-from a)")
+        self.assertEqual(meta["commit"], "aaa")
+
+    def test_different_settings_refused(self):
+        a = self.run_dir("a", 2, [], command="x", commit="a", date="d")
+        b = self.run_dir("b", 4, [], command="y", commit="b", date="d",
+                         rounds=3)
+        with self.assertRaises(SystemExit) as e:
+            rig.load_meta([a, b], "z")
+        self.assertIn("rounds", str(e.exception.code))
+
+    def test_same_vcpu_count_refused(self):
+        a = self.run_dir("a", 2, [], command="x", commit="a", date="d")
+        b = self.run_dir("b", 2, [], command="y", commit="b", date="d")
+        with self.assertRaises(SystemExit) as e:
+            rig.load_results([a, b], "e2e.jsonl")
+        self.assertIn("cpus2", str(e.exception.code))
+
+
+if __name__ == "__main__":
+    unittest.main()
