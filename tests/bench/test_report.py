@@ -138,6 +138,12 @@ class Files(unittest.TestCase):
         self.assertTrue(fl[0]["significant"])
         self.assertNotIn("--vmm-disk", md)     # a run from before it
 
+    def test_test_host_starts_counted_per_vcpu_count(self):
+        # one start per vCPU count is no death; a second for 2 vCPUs is
+        hosts = [{"kind": "host", "cpus": c} for c in (2, 4, 2)]
+        text = e2e_report.runs_lines(hosts, [])[0]
+        self.assertIn("2 for 2 vCPUs, 1 for 4 vCPUs", text)
+
     def test_header_names_the_disk_words_every_vmm_config_got(self):
         meta = {"vmm_disk": "irq_hold=4000"}
         self.assertIn("`--disk ...,irq_hold=4000`",

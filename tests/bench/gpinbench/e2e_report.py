@@ -179,10 +179,16 @@ def runs_lines(records, ledger):
     hosts = [r for r in records if r.get("kind") == "host"]
     secs = sorted(r["seconds"] for r in boots
                   if r.get("seconds") and r["config"] != "direct")
-    lines = ["%d guest boots (or direct runs), %d test-host start(s) of the "
-             "benchmark (a second one follows a test-host death: the rig ran "
-             "it again and it kept the finished rounds)."
-             % (len(boots), len(hosts))]
+    starts = {}
+    for h in hosts:
+        starts[h["cpus"]] = starts.get(h["cpus"], 0) + 1
+    lines = ["%d guest boots (or direct runs); test-host starts of the "
+             "benchmark, one test host per vCPU count: %s (a second start "
+             "for a vCPU count follows a test-host death: the rig ran it "
+             "again and it kept the finished rounds)."
+             % (len(boots), ", ".join("%d for %d vCPUs" % (n, c)
+                                      for c, n in sorted(starts.items()))
+                or "none recorded")]
     if secs:
         lines[0] += ("  A guest's boot with its jobs took %.0f s (median; "
                      "%.0f-%.0f)." % (secs[len(secs) // 2], secs[0],
