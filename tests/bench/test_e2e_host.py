@@ -19,12 +19,30 @@ class FakeRunning:
     is_vmm = True
     log = "fake.log"
 
+    pid = 4242
+
     def __init__(self):
         self.text = ""
         self.signals = 0
 
     def signal_state(self):
         self.signals += 1
+
+
+class FakeCounter:
+    """syscalls.Counter of a VMM that makes 250 calls between reads; None
+    for every read when the kernel cannot count (no tracefs)."""
+    def __init__(self, pid, works=True):
+        self.n, self.works, self.closed = 0, works, False
+
+    def read(self):
+        if not self.works:
+            return None
+        n, self.n = self.n, self.n + 250
+        return n
+
+    def close(self):
+        self.closed = True
 
 
 class FakeStore:
@@ -150,6 +168,37 @@ class OneBoot(unittest.TestCase):
         self.assertEqual(first["vmm"]["blk0-q0"]["requests"], 1000)
         self.assertEqual(second["vmm"]["blk0-q0"]["requests"], 500)
         self.assertEqual(first["ios"], 7620)
+
+    def run_one_job(self, counter):
+        run, store = FakeRunning(), FakeStore()
+        ctx = {"bench": "e2e", "cpus": 2, "round": 1, "config": "qemu"}
+        b = e2e_host.Boot({"gpin_stat": "gpin-stat"}, ctx, run, store)
+        opened = []
+
+        def new_counter(pid):
+            opened.append(counter(pid))
+            return opened[-1]
+        b.new_counter = new_counter
+        for text in ("E2E-START randread:4k:32\n", counters(3),
+                     "E2E-STOP randread:4k:32\nE2E-BEGIN randread:4k:32\n",
+                     json.dumps(FIO) + "\nE2E-END\n"):
+            run.text += text
+            b.on_text(text)
+        b.close()
+        b.store_finished(last=True, exited=True)
+        return store.records[0], opened
+
+    def test_vmm_syscalls_from_start_to_stop(self):
+        rec, opened = self.run_one_job(FakeCounter)
+        # opened at START (read 0), read again at STOP (250), then closed
+        self.assertEqual(rec["vmm_syscalls"], 250)
+        self.assertEqual(len(opened), 1)
+        self.assertTrue(opened[0].closed)
+
+    def test_vmm_syscalls_none_when_uncountable(self):
+        rec, _ = self.run_one_job(
+            lambda pid: FakeCounter(pid, works=False))
+        self.assertIsNone(rec["vmm_syscalls"])
 
     def test_a_dead_guest_keeps_its_finished_jobs(self):
         run, store = FakeRunning(), FakeStore()

@@ -88,6 +88,28 @@ class Reports(unittest.TestCase):
                          stats.BEHIND)
         self.assertEqual(by["fast pin fallbacks"]["verdict"], stats.AHEAD)
         self.assertIn("2 CPUs, 2 threads, with writer", md)
+        # a gpin-bench from before the split: no PIN/UNPIN tables
+        self.assertNotIn("PIN call alone", md)
+
+    def test_pin_and_unpin_tables_when_timed_apart(self):
+        recs = rounds(3)
+        for r in recs:
+            if r.get("table") == "single":
+                r["pin_ns_per_page"] = 150.0 if r["config"] == "fast" \
+                    else 200.0
+                r["unpin_ns_per_page"] = 80.0
+        meta = {"command": "pin-bench", "commit": "abc1234",
+                "date": "2026-12-07", "kernel": "6.1.0-57-amd64",
+                "rounds": 3, "duration": 1.0, "bench_args": ""}
+        with tempfile.TemporaryDirectory() as d:
+            md = pinbench_report.write(d, recs, [], meta)
+            with open(os.path.join(d, "pin-bench.json")) as f:
+                summary = json.load(f)
+        self.assertIn("PIN call alone", md)
+        self.assertIn("UNPIN call alone", md)
+        by = {c["name"]: c for c in summary["comparisons"]}
+        self.assertAlmostEqual(
+            by["fast ÷ kernel PIN ns per page"]["value"], 0.75)
 
     def test_boot_time(self):
         boots = []

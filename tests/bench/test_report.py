@@ -138,6 +138,27 @@ class Files(unittest.TestCase):
         self.assertTrue(fl[0]["significant"])
         self.assertNotIn("--vmm-disk", md)     # a run from before it
 
+    def test_irqoff_windows_per_vcpu_count_and_config(self):
+        boots = [{"kind": "boot", "cpus": 2, "config": "fast",
+                  "irqoff_max_ns": ns} for ns in (3000, 5000, 4000)]
+        boots += [{"kind": "boot", "cpus": 2, "config": "qemu",
+                   "irqoff_max_ns": None},
+                  {"kind": "boot", "cpus": 4, "config": "locked",
+                   "irqoff_max_ns": 0}]
+        lines = e2e_report.irqoff_table(boots)
+        self.assertEqual(len(lines), 4)         # header, rule, two rows
+        self.assertIn("| 2 | fast | 4.00 [3.00, 5.00] | 3 |", lines)
+        self.assertIn("| 4 | locked | 0 (1 round) | 1 |", lines)
+        self.assertEqual(e2e_report.irqoff_table(boots[3:4]),
+                         ["No boot recorded it."])
+
+    def test_syscalls_per_io(self):
+        r = job(1, "fast", 2000, vmm_syscalls=20000)
+        self.assertAlmostEqual(e2e_report.METRICS["syscalls_per_io"](r),
+                               20000 / r["ios"])
+        self.assertIsNone(e2e_report.METRICS["syscalls_per_io"](
+            job(1, "fast", 2000)))
+
     def test_test_host_starts_counted_per_vcpu_count(self):
         # one start per vCPU count is no death; a second for 2 vCPUs is
         hosts = [{"kind": "host", "cpus": c} for c in (2, 4, 2)]

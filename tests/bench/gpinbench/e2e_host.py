@@ -13,7 +13,7 @@ import time
 
 from gpintest import deaths
 
-from . import guest, parse, schedule
+from . import guest, parse, schedule, syscalls
 from .store import Store
 from .workload import Workload
 
@@ -108,7 +108,10 @@ class Boot:
     """One boot of a configuration: the jobs as their markers come.
 
     At START and STOP of a job the test host's KVM counters and gpin.ko's
-    are read.  gpin-vmm is asked for its own counters (SIGUSR1) at START
+    are read, and the VMM's (gpin-vmm's or QEMU's) system calls are
+    counted from one to the other (syscalls.py; gpin-vmm's answer to
+    the SIGUSR1 below, a few dozen calls, falls inside the job).
+    gpin-vmm is asked for its own counters (SIGUSR1) at START
     only: it writes them to stderr a byte at a time, which on a loaded
     machine took over a second and cut into the JSON the guest printed
     after STOP; during the job the guest prints nothing.  So a job's VMM
@@ -125,11 +128,28 @@ class Boot:
         self.markers = parse.Markers("E2E")
         self.jobs = []          # {"id", "START", "STOP", "record"}
         self.done = []
+        self.sys = None         # the VMM's syscall counter, from a START
+        self.new_counter = syscalls.Counter
+
+    def count_syscalls(self, start):
+        """The VMM's syscalls since the current job's START (a counter
+        opened there: START gives 0), None when they cannot be counted."""
+        if start:
+            self.close()
+            self.sys = self.new_counter(self.running.pid)
+        return self.sys.read() if self.sys else None
+
+    def close(self):
+        if self.sys:
+            self.sys.close()
+            self.sys = None
 
     def snapshot(self, ask_vmm):
-        s = {"at": len(self.running.text), "kvm": None, "gpin": None}
+        s = {"at": len(self.running.text), "kvm": None, "gpin": None,
+             "syscalls": None}
         if self.ctx["config"] != "direct":
             s["kvm"] = kvm_counters()
+            s["syscalls"] = self.count_syscalls(start=ask_vmm)
         if self.mode:
             s["gpin"] = gpin_counters(self.plan["gpin_stat"]).get(self.mode)
         if ask_vmm:
@@ -194,11 +214,13 @@ class Boot:
             return
         start, stop = job["START"], job.get("STOP")
         rec = dict(self.ctx, kind="job", **w.fields(), **fio,
-                   kvm=None, gpin=None, vmm=None,
+                   kvm=None, gpin=None, vmm=None, vmm_syscalls=None,
                    guest_irqs=parse.interrupt_delta(irq_text))
         if stop:
             rec["kvm"] = _delta(stop["kvm"], start["kvm"])
             rec["gpin"] = _delta(stop["gpin"], start["gpin"])
+            if None not in (stop["syscalls"], start["syscalls"]):
+                rec["vmm_syscalls"] = stop["syscalls"] - start["syscalls"]
         job["record"] = rec
         self.done.append(job["id"])
 
@@ -278,6 +300,7 @@ def boot(plan, ctx, workloads, store):
     b = Boot(plan, ctx, running, store)
     rc = guest.watch(running, b.on_text, BOOT_LIMIT,
                      plan["runtime"] + JOB_SLACK)
+    b.close()
     if config == "qemu":
         rc = guest.qemu_status(rc)
     b.store_finished(last=True, exited=rc == 0)
@@ -367,6 +390,15 @@ def todo(plan, jobs):
     return out
 
 
+def mount_tracefs():
+    """Whether the VMMs' syscalls can be counted (syscalls.py): tracefs,
+    mounted here if the test host has not."""
+    if syscalls.tracepoint_id() is None:
+        subprocess.run(["mount", "-t", "tracefs", "nodev",
+                        syscalls.TRACEFS[0]], stderr=subprocess.DEVNULL)
+    return syscalls.tracepoint_id() is not None
+
+
 def inside(plan):
     out = os.environ["RIG_OUT"]
     store = Store(os.path.join(out, "e2e.jsonl"))
@@ -377,15 +409,20 @@ def inside(plan):
         print("e2e: no /dev/kvm in the test host")
         return 1
     setup_backing()
+    counted = mount_tracefs()
     store.append({"kind": "host", "bench": "e2e", "cpus": plan["cpus"],
                   "rig_run": rig_run, "kernel": os.uname().release,
                   "host_cpus": os.cpu_count(),
-                  "gpin_loaded": os.path.exists("/dev/gpin")})
+                  "gpin_loaded": os.path.exists("/dev/gpin"),
+                  "syscalls_counted": counted})
     print("# test host %s, %d CPUs; guest %d vCPUs, %s; backing %s "
-          "(null_blk memory_backed, %d GiB); gpin.ko %s; transport=%s"
+          "(null_blk memory_backed, %d GiB); gpin.ko %s; transport=%s; "
+          "VMM syscalls %s"
           % (os.uname().release, os.cpu_count(), plan["cpus"], GUEST_MEM,
              NULLB, NULLB_GB, "loaded" if os.path.exists("/dev/gpin")
-             else "ABSENT", plan["transport"]), flush=True)
+             else "ABSENT", plan["transport"],
+             "counted" if counted else "NOT counted (no tracefs)"),
+          flush=True)
     ledger = deaths.Ledger(deaths.default_ledger())
     for rnd, position, config, left in todo(plan, store.records("job")):
         head = "[round %d/%d, %d/%d] %s, %d vCPUs" % (

@@ -66,6 +66,7 @@ METRICS = {
     "guest_ipis_per_io": lambda r: _per_io(r, _guest_irqs(r, "ipi")),
     "guest_timer_irqs_per_io": lambda r: _per_io(r, _guest_irqs(r, "timer")),
     "requests_per_io": lambda r: _per_io(r, _requests(r)),
+    "syscalls_per_io": lambda r: _per_io(r, r.get("vmm_syscalls")),
     "pin_calls_per_io": lambda r: _per_io(
         r, _gpin(r, "pin_calls", "calls")),
     "pages_per_call": _pages_per_call,
@@ -81,6 +82,7 @@ COUNTS = [("exits_per_io", "KVM exits / I/O"),
           ("guest_ipis_per_io", "guest: IPIs / I/O"),
           ("guest_timer_irqs_per_io", "guest: timer IRQs / I/O"),
           ("requests_per_io", "VMM requests / I/O"),
+          ("syscalls_per_io", "VMM syscalls / I/O"),
           ("pin_calls_per_io", "pin calls / I/O"),
           ("pages_per_call", "pages / pin call"),
           ("pin_fallbacks", "pin fallbacks"),
@@ -174,6 +176,22 @@ def significance_summary(results):
     return lines
 
 
+def irqoff_table(records):
+    """Per vCPU count and pinning configuration: the boots' longest
+    interrupts-off windows, us (median [95% CI], boots)."""
+    boots = {}
+    for r in records:
+        if r.get("kind") == "boot" and r.get("irqoff_max_ns") is not None:
+            boots.setdefault((r["cpus"], r["config"]), []).append(
+                r["irqoff_max_ns"] / 1e3)
+    if not boots:
+        return ["No boot recorded it."]
+    return report.table(
+        ["vCPUs", "config", "longest IRQ-off window, us", "boots"],
+        [[c, cfg, report.est_md(stats.median(v)), len(v)]
+         for (c, cfg), v in sorted(boots.items())])
+
+
 def runs_lines(records, ledger):
     boots = [r for r in records if r.get("kind") == "boot"]
     hosts = [r for r in records if r.get("kind") == "host"]
@@ -265,12 +283,25 @@ def write(out, records, ledger, meta):
            "interrupt injections: the test host's KVM debugfs, read when the "
            "guest starts and ends each fio job, over fio's I/Os; VMM "
            "requests: gpin-vmm's own queue counters (SIGUSR1 at the same "
-           "moments); pin calls, fallbacks and mmap_lock wait: gpin-vmm's "
+           "moments); VMM syscalls: the test host kernel's "
+           "raw_syscalls:sys_enter tracepoint, counted on every thread of "
+           "gpin-vmm or QEMU from START to STOP (gpinbench/syscalls.py; "
+           "gpin-vmm's answer to that SIGUSR1 adds a few dozen); "
+           "pin calls, fallbacks and mmap_lock wait: gpin-vmm's "
            "`blkN-gpin` line, pages per pin call: gpin-stat (gpin.ko, "
            "module-wide for the mode); the guest's interrupts: its "
            "/proc/interrupts before and after fio (disk: the virtio "
            "device's queue vectors; IPIs: RES, CAL, TLB; timer: LOC).", ""]
     md += counts_table(jobs, configs)
+    md += ["", "## Interrupts-off windows of the pin calls", "",
+           "The longest window a pin call of the boot kept interrupts off "
+           "in (gpin.ko's max_irqoff_ns for the mode, reset as each guest "
+           "boots and read as it ends: fast, the walk's windows; locked "
+           "takes the lock with interrupts on and reads 0; kernel and "
+           "qemu do not pin through gpin.ko), in us, median over the boots "
+           "with its 95% interval.  Under TCG a window stretches when the "
+           "test host's vCPU thread is descheduled in it.", ""]
+    md += irqoff_table(records)
     md += ["", "## Comparisons without a target", ""]
     md += report.comparison_lines(free, cell_label)
     md += ["", "## Runs", ""] + runs_lines(records, ledger)

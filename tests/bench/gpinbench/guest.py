@@ -83,6 +83,10 @@ class Running:
         self._pos = 0
         self.text = ""
 
+    @property
+    def pid(self):
+        return self.proc.pid
+
     def new_text(self):
         with open(self.log, "rb") as f:
             f.seek(self._pos)

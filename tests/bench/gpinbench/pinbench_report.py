@@ -15,6 +15,8 @@ def _per_call(r):
 
 METRICS = {
     "ns_per_page": lambda r: r.get("ns_per_page"),
+    "pin_ns_per_page": lambda r: r.get("pin_ns_per_page"),
+    "unpin_ns_per_page": lambda r: r.get("unpin_ns_per_page"),
     "pages_per_s": lambda r: r.get("pages_per_s"),
     "writer_ops_per_s": lambda r: r.get("writer_ops_per_s"),
     "pages_per_call": _per_call,
@@ -146,6 +148,14 @@ def write(out, records, ledger, meta):
     if single:
         md += ["", "## One thread: ns per page (PIN + UNPIN)", ""]
         md += figure_table(single, cellrecs, modes, "ns_per_page")
+        # gpin-bench times the two calls apart since 2026-12-07
+        if any(r.get("pin_ns_per_page") is not None for r in cellrecs):
+            md += ["", "## One thread: ns per page of the PIN call alone "
+                   "(the walk: where the modes differ)", ""]
+            md += figure_table(single, cellrecs, modes, "pin_ns_per_page")
+            md += ["", "## One thread: ns per page of the UNPIN call alone "
+                   "(the release, the same in every mode)", ""]
+            md += figure_table(single, cellrecs, modes, "unpin_ns_per_page")
     if threads:
         md += ["", "## Threads of one process: pages per second", ""]
         md += figure_table(threads, cellrecs, modes, "pages_per_s",

@@ -65,6 +65,8 @@ TABLE = [
         "irqs_per_io"),
     Row("e2e", "fast-churn ÷ locked-churn exits per I/O", "fast-churn",
         "locked-churn", "exits_per_io"),
+    Row("e2e", "fast ÷ qemu VMM syscalls per I/O", "fast", "qemu",
+        "syscalls_per_io"),
     Row("e2e", "fast-churn ÷ locked-churn mmap_lock wait per I/O",
         "fast-churn", "locked-churn", "lock_wait_us_per_io"),
     Row("e2e", "fast pin fallbacks", "fast", None, "pin_fallbacks", "==", 0,
@@ -74,6 +76,8 @@ TABLE = [
     # -- pin-bench: gpin-bench pin in the test host ----------------------
     Row("pin-bench", "fast ÷ kernel ns per page", "fast", "kernel",
         "ns_per_page", "<=", 1.0, {"table": "single"}, "docs/PIN.md"),
+    Row("pin-bench", "fast ÷ kernel PIN ns per page", "fast", "kernel",
+        "pin_ns_per_page", where={"table": "single"}),
     Row("pin-bench", "fast ÷ locked pages/s", "fast", "locked",
         "pages_per_s", ">=", 5.0, {"table": "threads", "writer": True},
         "docs/PIN.md (with an mmap_lock writer)"),

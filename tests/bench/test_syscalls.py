@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Unit tests of gpinbench/syscalls.py: the tracepoint's id from tracefs,
+the threads of a process, and (where this kernel lets us: tracefs
+mounted, perf events open to root) a child's system calls counted."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from gpinbench import syscalls
+
+# the child: waits for a line, makes 1000 getppid() calls, says so, and
+# waits for the end of its input
+CHILD = """import os, sys
+sys.stdin.readline()
+for _ in range(1000):
+    os.getppid()
+print("done", flush=True)
+sys.stdin.read()
+"""
+
+
+class Syscalls(unittest.TestCase):
+    def test_tracepoint_id_from_the_first_tracefs_that_has_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            empty, full = os.path.join(d, "a"), os.path.join(d, "b")
+            os.makedirs(os.path.join(full, os.path.dirname(syscalls.EVENT)))
+            with open(os.path.join(full, syscalls.EVENT), "w") as f:
+                f.write("443\n")
+            self.assertEqual(syscalls.tracepoint_id((empty, full)), 443)
+            self.assertIsNone(syscalls.tracepoint_id((empty,)))
+
+    def test_threads_of_a_process(self):
+        self.assertIn(os.getpid(), syscalls.threads(os.getpid()))
+        p = subprocess.Popen(["true"])
+        p.wait()
+        self.assertEqual(syscalls.threads(p.pid), [])
+
+    def test_a_process_gone_reads_none(self):
+        p = subprocess.Popen(["true"])
+        p.wait()
+        c = syscalls.Counter(p.pid, event_id=443)
+        self.assertIsNone(c.read())
+        c.close()
+
+    def test_a_child_counted(self):
+        if syscalls.tracepoint_id() is None:
+            self.skipTest("no tracefs with raw_syscalls:sys_enter here")
+        p = subprocess.Popen([sys.executable, "-c", CHILD],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+        try:
+            c = syscalls.Counter(p.pid)
+            before = c.read()
+            if before is None:
+                self.skipTest("perf events on tracepoints refused here")
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            self.assertEqual(p.stdout.readline(), "done\n")
+            n = c.read() - before
+            c.close()
+        finally:
+            p.communicate()
+        # the 1000 calls, the read of the line, the write and little else
+        self.assertGreaterEqual(n, 1000)
+        self.assertLess(n, 1100)
+
+
+if __name__ == "__main__":
+    unittest.main()
