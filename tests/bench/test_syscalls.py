@@ -11,9 +11,11 @@ import unittest
 
 from gpinbench import syscalls
 
-# the child: waits for a line, makes 1000 getppid() calls, says so, and
-# waits for the end of its input
+# the child: says it is up (its start-up's syscalls are over), waits for
+# a line, makes 1000 getppid() calls, says so, and waits for the end of
+# its input
 CHILD = """import os, sys
+print("ready", flush=True)
 sys.stdin.readline()
 for _ in range(1000):
     os.getppid()
@@ -52,6 +54,7 @@ class Syscalls(unittest.TestCase):
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True)
         try:
+            self.assertEqual(p.stdout.readline(), "ready\n")
             c = syscalls.Counter(p.pid)
             before = c.read()
             if before is None:
