@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 from gpinbench import syscalls
 
@@ -44,6 +45,38 @@ class Syscalls(unittest.TestCase):
         p = subprocess.Popen(["true"])
         p.wait()
         c = syscalls.Counter(p.pid, event_id=443)
+        self.assertIsNone(c.read())
+        c.close()
+
+    def with_open(self, fake):
+        real = syscalls._open
+        syscalls._open = fake
+        self.addCleanup(setattr, syscalls, "_open", real)
+
+    def test_a_thread_not_counted_means_no_count(self):
+        # two threads, the second's counter refused: a part would
+        # undercount, so nothing is counted and the first fd is closed
+        opened = []
+
+        def fake(attr, tid):
+            if opened:
+                return None
+            opened.append(os.open(os.devnull, os.O_RDONLY))
+            return opened[0]
+        self.with_open(fake)
+        with unittest.mock.patch.object(syscalls, "threads",
+                                        return_value=[1, 2]):
+            c = syscalls.Counter(1, event_id=443)
+        self.assertIsNone(c.read())
+        with self.assertRaises(OSError):
+            os.fstat(opened[0])
+
+    def test_an_unreadable_counter_reads_none(self):
+        # /dev/null reads empty, as a perf event in error state does
+        self.with_open(lambda attr, tid: os.open(os.devnull, os.O_RDONLY))
+        with unittest.mock.patch.object(syscalls, "threads",
+                                        return_value=[1]):
+            c = syscalls.Counter(1, event_id=443)
         self.assertIsNone(c.read())
         c.close()
 

@@ -278,6 +278,8 @@ START_TEST(test_pins_counted)
 	long long before;
 	uint32_t h;
 
+	ck_assert_uint_gt(present, 0);
+
 	before = pins_held();
 	if (before < 0) {
 		fprintf(stderr, "# SKIP: vm.stat_refresh not writable: %s\n",

@@ -49,11 +49,9 @@ def parse_args(argv):
     p.add_argument("--build", default=os.environ.get(
         "GPIN_BUILD", os.path.join(rig.TOP, "build")),
         help="gpin's Meson build (vmm/gpin-vmm); default build/")
-    p.add_argument("--report-from", metavar="WORK", action="append",
+    p.add_argument("--report-from", metavar="WORK",
                    help="no runs: the report of an earlier run's raw "
-                   "results (WORK: the work directory it printed); "
-                   "repeated, of several runs with the same settings "
-                   "(as one per vCPU count) in one report")
+                   "results (WORK: the work directory it printed)")
     p.add_argument("--out", default=os.path.join(rig.TOP, "docs", "results"),
                    help="where boot-time.{md,json,jsonl,png} go (default "
                    "docs/results)")
@@ -159,7 +157,7 @@ def outside(argv):
     args = parse_args(argv)
     cmd = shlex.join(["tests/bench/boot-time"] + argv)
     if args.report_from:
-        works = [os.path.realpath(w) for w in args.report_from]
+        works = [os.path.realpath(args.report_from)]
         meta, ok = rig.load_meta(works, cmd), True
     else:
         works = [rig.workdir("boot-time")]

@@ -298,9 +298,11 @@ def boot(plan, ctx, workloads, store):
         if plan["perf"] else None
     running = start(plan, config, workloads, os.path.join(out, name + ".log"))
     b = Boot(plan, ctx, running, store)
-    rc = guest.watch(running, b.on_text, BOOT_LIMIT,
-                     plan["runtime"] + JOB_SLACK)
-    b.close()
+    try:
+        rc = guest.watch(running, b.on_text, BOOT_LIMIT,
+                         plan["runtime"] + JOB_SLACK)
+    finally:
+        b.close()
     if config == "qemu":
         rc = guest.qemu_status(rc)
     b.store_finished(last=True, exited=rc == 0)
@@ -392,11 +394,15 @@ def todo(plan, jobs):
 
 def mount_tracefs():
     """Whether the VMMs' syscalls can be counted (syscalls.py): tracefs,
-    mounted here if the test host has not."""
+    mounted here if the test host has not, and a counter on this process
+    that opens and reads."""
     if syscalls.tracepoint_id() is None:
         subprocess.run(["mount", "-t", "tracefs", "nodev",
                         syscalls.TRACEFS[0]], stderr=subprocess.DEVNULL)
-    return syscalls.tracepoint_id() is not None
+    probe = syscalls.Counter(os.getpid())
+    counted = probe.read() is not None
+    probe.close()
+    return counted
 
 
 def inside(plan):

@@ -71,8 +71,9 @@ def _open(attr, tid):
 
 class Counter:
     """The syscalls of every thread of PID from now on (read() sums them);
-    unavailable (read() None) without tracefs or perf events, or when no
-    thread's counter could be opened."""
+    unavailable (read() None) without tracefs or perf events, when the
+    counter of any thread could not be opened (a part would undercount),
+    or when a counter cannot be read."""
 
     def __init__(self, pid, event_id=None):
         self.fds = []
@@ -82,15 +83,24 @@ class Counter:
         attr = PerfEventAttr(type=PERF_TYPE_TRACEPOINT,
                              size=PERF_ATTR_SIZE_VER0, config=event_id,
                              flags=ATTR_INHERIT)
-        for tid in threads(pid):
+        tids = threads(pid)
+        for tid in tids:
             fd = _open(attr, tid)
             if fd is not None:
                 self.fds.append(fd)
+        if len(self.fds) != len(tids):
+            self.close()
 
     def read(self):
         if not self.fds:
             return None
-        return sum(struct.unpack("Q", os.read(fd, 8))[0] for fd in self.fds)
+        total = 0
+        for fd in self.fds:
+            data = os.read(fd, 8)
+            if len(data) != 8:      # an event in error state reads empty
+                return None
+            total += struct.unpack("Q", data)[0]
+        return total
 
     def close(self):
         for fd in self.fds:
