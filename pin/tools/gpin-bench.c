@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,43 +211,58 @@ static unsigned long next_pos(unsigned long pos, unsigned long batch)
 	return pos + batch > BUF_PAGES ? 0 : pos;
 }
 
+/* What a pass of the single table took: pages, seconds, and apart. */
+struct single_pass {
+	unsigned long pages;
+	double seconds, pin_s, unpin_s;
+};
+
+/*
+ * Pin and unpin BATCH pages at a time from *@pos for @seconds, with the
+ * clock read every 16 calls; @timed also times each PIN and UNPIN call
+ * apart (pin_unpin_timed()).
+ */
+static void run_pass(struct libgpin *g, const struct single_cell *c,
+		     char *buf, unsigned long *pos, double seconds, bool timed,
+		     struct single_pass *p)
+{
+	double t0 = now();
+	int i;
+
+	do {
+		for (i = 0; i < 16; i++) {
+			if (timed)
+				pin_unpin_timed(g, buf + *pos * PAGE, c->batch,
+						c->mode, &p->pin_s,
+						&p->unpin_s);
+			else
+				pin_unpin(g, buf + *pos * PAGE, c->batch,
+					  c->mode);
+			p->pages += c->batch;
+			*pos = next_pos(*pos, c->batch);
+		}
+		p->seconds = now() - t0;
+	} while (p->seconds < seconds);
+}
+
 /*
  * Two passes of half the duration each: the first times whole rounds of
- * 16 calls (ns_per_page, the clock kept out of it), the second each PIN
- * and UNPIN call apart (pin_ns_per_page, unpin_ns_per_page).
+ * 16 calls (ns_per_page, the clock kept out of the calls), the second
+ * each PIN and UNPIN call apart (pin_ns_per_page, unpin_ns_per_page).
  */
 static void run_single(struct libgpin *g, const struct opts *o,
 		       struct single_cell *c)
 {
 	char *buf = map_buffer(c->thp);
-	unsigned long pos = 0, pages = 0;
-	double t0, t, pin_s = 0, unpin_s = 0;
-	int i;
+	struct single_pass whole = { 0 }, apart = { 0 };
+	unsigned long pos = 0;
 
 	libgpin_stats_reset(g);
-	t0 = now();
-	do {
-		for (i = 0; i < 16; i++) {
-			pin_unpin(g, buf + pos * PAGE, c->batch, c->mode);
-			pages += c->batch;
-			pos = next_pos(pos, c->batch);
-		}
-		t = now() - t0;
-	} while (t < o->duration / 2);
-	c->ns_per_page = t * 1e9 / pages;
-
-	pages = 0;
-	t0 = now();
-	do {
-		for (i = 0; i < 16; i++) {
-			pin_unpin_timed(g, buf + pos * PAGE, c->batch,
-					c->mode, &pin_s, &unpin_s);
-			pages += c->batch;
-			pos = next_pos(pos, c->batch);
-		}
-	} while (now() - t0 < o->duration / 2);
-	c->pin_ns_per_page = pin_s * 1e9 / pages;
-	c->unpin_ns_per_page = unpin_s * 1e9 / pages;
+	run_pass(g, c, buf, &pos, o->duration / 2, false, &whole);
+	run_pass(g, c, buf, &pos, o->duration / 2, true, &apart);
+	c->ns_per_page = whole.seconds * 1e9 / whole.pages;
+	c->pin_ns_per_page = apart.pin_s * 1e9 / apart.pages;
+	c->unpin_ns_per_page = apart.unpin_s * 1e9 / apart.pages;
 	read_stats(g, c->mode, &c->st);
 	munmap(buf, BUF_PAGES * PAGE);
 }

@@ -94,13 +94,11 @@ def main():
         print()
         print("%s, ns per page:" % what)
         print()
-        print("| backing | batch | mode | old ns/page | new ns/page |"
-              " new ÷ old | new ÷ old <= %.2f |" % BOUND)
-        print("|---|---:|---|---:|---:|---:|---|")
-        for k, o, n, r, v in mine:
-            print("| %s | %d | %s | %s | %s | %s | %s |" %
-                  (k[0], k[1], k[2], report.est_md(o), report.est_md(n),
-                   report.est_md(r), v))
+        print("\n".join(report.table(
+            ["backing", "batch", "mode", "old ns/page", "new ns/page",
+             "new ÷ old", "new ÷ old <= %.2f" % BOUND],
+            [[k[0], k[1], k[2], report.est_md(o), report.est_md(n),
+              report.est_md(r), v] for k, o, n, r, v in mine])))
 
 
 if __name__ == "__main__":

@@ -144,15 +144,17 @@ class Boot:
             self.sys.close()
             self.sys = None
 
-    def snapshot(self, ask_vmm):
+    def snapshot(self, start):
+        """The counters at a job's START (which also asks gpin-vmm for
+        its own and opens the syscall counter) or at its STOP."""
         s = {"at": len(self.running.text), "kvm": None, "gpin": None,
              "syscalls": None}
         if self.ctx["config"] != "direct":
             s["kvm"] = kvm_counters()
-            s["syscalls"] = self.count_syscalls(start=ask_vmm)
+            s["syscalls"] = self.count_syscalls(start)
         if self.mode:
             s["gpin"] = gpin_counters(self.plan["gpin_stat"]).get(self.mode)
-        if ask_vmm:
+        if start:
             self.running.signal_state()
         return s
 
@@ -162,9 +164,9 @@ class Boot:
             progress = True
             if marker == "START":
                 self.jobs.append({"id": ident,
-                                  "START": self.snapshot(ask_vmm=True)})
+                                  "START": self.snapshot(start=True)})
             elif marker == "STOP" and self.jobs:
-                self.jobs[-1]["STOP"] = self.snapshot(ask_vmm=False)
+                self.jobs[-1]["STOP"] = self.snapshot(start=False)
                 self.store_finished(last=False)
             elif marker == "END" and self.jobs:
                 self.finish_job(self.jobs[-1], block)

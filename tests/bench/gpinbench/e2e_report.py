@@ -2,6 +2,7 @@
 """The end-to-end benchmark's report: e2e.md, e2e.json, e2e.jsonl and
 e2e.png from the raw records."""
 
+import collections
 import json
 import os
 
@@ -197,9 +198,7 @@ def runs_lines(records, ledger):
     hosts = [r for r in records if r.get("kind") == "host"]
     secs = sorted(r["seconds"] for r in boots
                   if r.get("seconds") and r["config"] != "direct")
-    starts = {}
-    for h in hosts:
-        starts[h["cpus"]] = starts.get(h["cpus"], 0) + 1
+    starts = collections.Counter(h["cpus"] for h in hosts)
     lines = ["%d guest boots (or direct runs); test-host starts of the "
              "benchmark, one test host per vCPU count: %s (a second start "
              "for a vCPU count follows a test-host death: the rig ran it "
