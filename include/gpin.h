@@ -25,8 +25,8 @@
  *              (PIN handles and direct I/O in flight together) or
  *              GPIN_MAX_HANDLES_PER_FILE handles
  *   ENOMEM     the pin would take the process past RLIMIT_MEMLOCK (its
- *              pinned_vm; without CAP_IPC_LOCK), or the module past its
- *              max_pins parameter
+ *              pinned_vm, VmPin in /proc/PID/status; without
+ *              CAP_IPC_LOCK), or the module past its max_pins parameter
  *   EPERM      caller's mm is not the one that opened the file, or pfns
  *              asked for without CAP_SYS_ADMIN (as /proc/PID/pagemap)
  *   others     as pin_user_pages() (ENOMEM, EINTR, EHWPOISON, ...)
@@ -86,8 +86,12 @@ enum gpin_mode {
  * The pages stay pinned until GPIN_IOC_UNPIN of @handle or the last close
  * of the file.  A PIN handle is a long-term pin (FOLL_LONGTERM: pages in
  * ZONE_MOVABLE or CMA are migrated first) and is charged to the process's
- * pinned_vm, against RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK, as VFIO
- * and io_uring's fixed buffers are.  @pfns needs CAP_SYS_ADMIN.
+ * pinned_vm (VmPin in /proc/PID/status), against RLIMIT_MEMLOCK unless it
+ * has CAP_IPC_LOCK, as RDMA's registered memory is.  Not locked_vm, which
+ * VFIO charges: that counter is mlock()'s too (a VM whose RAM is both
+ * mlock()ed and pinned would be charged twice) and updating it takes the
+ * mmap_lock for writing, the lock gpin exists to stay off.  @pfns needs
+ * CAP_SYS_ADMIN.
  */
 struct gpin_pin {
 	__u32 size;
@@ -152,13 +156,20 @@ struct gpin_mode_stats {
 	__u64 reserved;
 };
 
+/* gpin_stats.flags, gpin_stats_reset.flags */
+#define GPIN_STATS_FILE		(1U << 0)	/* this file's counters only */
+#define GPIN_STATS_FLAGS_ALL	GPIN_STATS_FILE
+
 /**
  * struct gpin_stats - GPIN_IOC_STATS
  * @size: in: sizeof(struct gpin_stats); out: bytes written
- * @flags: must be zero
+ * @flags: 0: the module's counters, all files together;
+ *	GPIN_STATS_FILE: the counters of the file the ioctl is called on
+ *	(zero at open: a VM's disk sees its own work, whatever other files do)
  * @nr_modes: out: GPIN_MODE_COUNT
  * @batch: out: pages per interrupts-disabled window (module parameter)
- * @live_pages: out: pages pinned through all files and not yet released
+ * @live_pages: out: pages pinned and not yet released: through all files,
+ *	or with GPIN_STATS_FILE through this one
  * @file_live_pages: out: of those, the ones held by this file
  * @max_pages_per_pin: out: GPIN_MAX_PAGES_PER_PIN
  * @max_pages_per_file: out: GPIN_MAX_PAGES_PER_FILE
@@ -181,7 +192,9 @@ struct gpin_stats {
 /**
  * struct gpin_stats_reset - GPIN_IOC_STATS_RESET
  * @size: sizeof(struct gpin_stats_reset)
- * @flags: must be zero
+ * @flags: 0: the module's counters, which needs CAP_SYS_ADMIN (EPERM
+ *	otherwise: every user of the module reads them); GPIN_STATS_FILE:
+ *	this file's counters, for whoever holds the file
  *
  * Zeroes every counter except the live page counts.
  */
@@ -286,7 +299,9 @@ struct gpin_dio_submit {
 /**
  * struct gpin_dio_event - the completion of one submitted request
  * @user_data: the request's user_data
- * @result: bytes transferred (possibly short), or a negative errno
+ * @result: bytes transferred (possibly short), or a negative errno; the
+ *	kernel's internal restart codes (ERESTARTSYS and its family) arrive
+ *	as EINTR, as with aio
  * @flags: zero
  * @reserved: zero
  */
@@ -308,8 +323,10 @@ struct gpin_dio_event {
  *	after this call
  *
  * Never blocks.  Return: the number of events copied, 0 when none is
- * ready.  Events come in completion order.  Their pages are already
- * released (and, for reads, dirtied) when an event becomes visible.
+ * ready.  Events come in completion order.  A request's pages are
+ * released (and, for reads, dirtied) when its I/O completes, before its
+ * event becomes visible: an event waiting to be reaped holds no page and
+ * no file reference, so a process that never reaps pins nothing.
  */
 struct gpin_dio_reap {
 	__u32 size;
@@ -334,16 +351,24 @@ struct gpin_set_eventfd {
 	__u32 reserved;
 };
 
-/* Not registered in ioctl-number.rst; the size lives in the structs. */
-#define GPIN_IOC_TYPE		0xB7
-#define GPIN_IOC_PIN		_IO(GPIN_IOC_TYPE, 0x00)
-#define GPIN_IOC_UNPIN		_IO(GPIN_IOC_TYPE, 0x01)
-#define GPIN_IOC_STATS		_IO(GPIN_IOC_TYPE, 0x02)
-#define GPIN_IOC_STATS_RESET	_IO(GPIN_IOC_TYPE, 0x03)
+/*
+ * ioctl numbers: type 0xBC, free in Documentation/userspace-api/ioctl/
+ * ioctl-number.rst (as of Linux 6.12), not registered there.  Each command
+ * encodes its direction and its struct, so strace, audit and seccomp can
+ * tell them apart.  The size bits name the struct as this header defines
+ * it; the module matches commands by type, number and direction, and the
+ * struct's own @size field decides how much it reads, so a caller built
+ * against a later, larger struct still reaches the same command.
+ */
+#define GPIN_IOC_TYPE		0xBC
+#define GPIN_IOC_PIN		_IOWR(GPIN_IOC_TYPE, 0x00, struct gpin_pin)
+#define GPIN_IOC_UNPIN		_IOW(GPIN_IOC_TYPE, 0x01, struct gpin_unpin)
+#define GPIN_IOC_STATS		_IOWR(GPIN_IOC_TYPE, 0x02, struct gpin_stats)
+#define GPIN_IOC_STATS_RESET	_IOW(GPIN_IOC_TYPE, 0x03, struct gpin_stats_reset)
 /* 0x10..0x1f: direct I/O */
-#define GPIN_IOC_DIO		_IO(GPIN_IOC_TYPE, 0x10)
-#define GPIN_IOC_DIO_SUBMIT	_IO(GPIN_IOC_TYPE, 0x11)
-#define GPIN_IOC_DIO_REAP	_IO(GPIN_IOC_TYPE, 0x12)
-#define GPIN_IOC_SET_EVENTFD	_IO(GPIN_IOC_TYPE, 0x13)
+#define GPIN_IOC_DIO		_IOW(GPIN_IOC_TYPE, 0x10, struct gpin_dio)
+#define GPIN_IOC_DIO_SUBMIT	_IOW(GPIN_IOC_TYPE, 0x11, struct gpin_dio_submit)
+#define GPIN_IOC_DIO_REAP	_IOWR(GPIN_IOC_TYPE, 0x12, struct gpin_dio_reap)
+#define GPIN_IOC_SET_EVENTFD	_IOW(GPIN_IOC_TYPE, 0x13, struct gpin_set_eventfd)
 
 #endif /* _UAPI_GPIN_H */

@@ -10,46 +10,52 @@
  * the kiocb path the kernel's aio uses, with our pages instead of
  * get_user_pages() of the iovec inside the filesystem or block layer.
  *
- * Asynchronous completions can run in interrupt context (a block driver's
- * completion IRQ or softirq, a timer), or inside the submitter's own
- * ->read_iter when the driver completes at once.  ->ki_complete therefore
- * does only what any context allows - it ends the write's freeze
- * protection as aio does, queues the request on the file's event list and
- * signals the eventfd - and GPIN_IOC_DIO_REAP, in the reaper's process
- * context, releases the pages (dirtying them may sleep on the page lock)
- * and the file before it hands the event out: a reaped event never has
- * pages behind it.  No worker runs between the device and the reaper,
- * which is one wake-up per completion fewer than a workqueue would cost.
+ * Two references, as fs/aio.c gives each iocb (ki_refcnt): one for the
+ * submitter, dropped when ->read_iter/->write_iter has returned, one for
+ * the completion.  A device that completes inside submit_bio() (brd,
+ * zram, pmem, dm-error) runs ->ki_complete on the submitter's own stack,
+ * and the file's code goes on using the kiocb, the iterator, its bvec
+ * array and the file after that (iov_iter_revert() and _reexpand() in the
+ * block device's read and write paths, file_accessed() after ext4's DIO
+ * read).  So the request is finished only when both references are gone:
+ * then its pages are unpinned (for a read, dirtied: whatever the result,
+ * once the read reached the file, as the block layer and iomap do), its
+ * file reference dropped, and its event published.  A published event
+ * holds nothing but itself: a process that never reaps pins nothing, and
+ * GPIN_DIO_MAX_INFLIGHT bounds the memory its events keep.
  *
- * Closing the file does not wait for I/O in flight (an I/O that never
- * completes, on a dm queue_if_no_path device or a hard NFS mount, would
- * make the closing process unkillable with its pages pinned).  The file is
- * orphaned instead: each request that completes afterwards is handed to a
- * worker of gpin_dio_wq, which releases its pages in process context, and
- * the last one frees the file and drops the module reference the orphan
- * holds; or the close itself does both, when every orphan completed while
- * it released the completed requests (its module_put() is not the last:
- * the file's own reference to the module is dropped only after
- * ->release returns).
+ * The last reference may go in any context: a block driver's completion
+ * interrupt or softirq, a timer, the submitter itself.  Unpinning is fine
+ * there; dirtying a page that is not dirty yet takes the page lock, which
+ * may sleep.  So a read whose pages are not all dirty already (the first
+ * read into a buffer: anonymous pages stay dirty once marked) is finished
+ * by a worker of gpin_dio_wq, as bio_check_pages_dirty() does for the
+ * kernel's own direct reads; every other request is finished where its
+ * last reference goes, with no wake-up between the device and the reaper.
  *
- * Module unload against a completion still on its way out of our code: the
- * request keeps the module until it is published (gpin_dio_post()): until
- * then it is counted in the file's in-flight requests, so the open file
- * holds the module or, once closed, the orphan does.  From the publish on,
- * the reaper may take the event, close the file and let rmmod run, while
- * the completing context still has a few instructions of ours to go
- * (unlocking, returning), and, if it is a task, may be preempted right
- * there.  So unload (gpin_dio_exit()) waits for both kinds of context
- * that can be in module text: synchronize_rcu() for completions that run
- * with interrupts, bottom halves or preemption disabled (block IRQs and
- * softirqs, timers), synchronize_rcu_tasks() for every task that might be
- * running or preempted in our code (a completion inside the submitter's
- * own ->read_iter, a dm or iomap completion worker, a threaded IRQ): it
+ * Closing the file does not wait for I/O in flight (file.c): a request
+ * finished after the close has nobody to reap it and is freed at once, or,
+ * when it finishes in a context that cannot free (the page arrays may be
+ * vmalloc()ed, the file reference goes), by a worker of gpin_dio_wq.  Each
+ * request holds a reference to the file, and a closed file holds the
+ * module.
+ *
+ * Module unload against a completion still on its way out of our code:
+ * until its event is published, a request holds the file, and the open or
+ * closed file the module.  From the publish on, the reaper may take the
+ * event, close the file and let rmmod run, while the completing context
+ * still has a few instructions of ours to go (unlocking, returning), and,
+ * if it is a task, may be preempted right there.  So unload
+ * (gpin_dio_exit()) waits for both kinds of context that can be in module
+ * text: synchronize_rcu() for completions that run with interrupts, bottom
+ * halves or preemption disabled (block IRQs and softirqs, timers),
+ * synchronize_rcu_tasks() for every task that might be running or
+ * preempted in our code (a completion inside the submitter's own
+ * ->read_iter, a dm or iomap completion worker, a threaded IRQ): it
  * returns only once each such task has passed a voluntary context switch,
  * which no task does inside gpin_dio_post() or on the way back from it.
- * destroy_workqueue() waits for the orphans' worker, which drops the module
- * reference just before returning to the workqueue, and for any worker
- * still returning after the close dropped that reference instead.
+ * destroy_workqueue() waits for our workers, whose last put of a closed
+ * file drops the module reference just before they return.
  */
 #include <linux/blkdev.h>
 #include <linux/bvec.h>
@@ -60,6 +66,7 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/preempt.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/module.h>
@@ -74,13 +81,16 @@
  * struct gpin_dio_req - one direct I/O request, then its completion event
  * @iocb: the kiocb handed to the file; holds the file reference
  * @iter: bvec iterator over @bvec
- * @gf: owning file
- * @node: in gf->dio_events once completed
- * @orphan_work: releases the request after its file was closed
+ * @gf: owning file (a reference: file.c)
+ * @refs: the submitter's and the completion's (top of file)
+ * @node: in gf->dio_events once published
+ * @work: finishes the request (dirtying pages) or frees it (orphan)
+ * @submitter: the task that issued it (fault injection only)
  * @user_data: the caller's cookie
  * @res: bytes transferred or -errno
  * @mode: enum gpin_mode the pages were pinned with
  * @write: GPIN_DIO_WRITE (buffers are read, pages not dirtied)
+ * @dirty: a read that reached the file: its pages are dirtied
  * @nr_ranges: pinned ranges in @ranges
  * @ranges: one per non-empty iovec segment
  * @bvec: one per page of @ranges, in order
@@ -90,12 +100,15 @@ struct gpin_dio_req {
 	struct kiocb iocb;
 	struct iov_iter iter;
 	struct gpin_file *gf;
+	refcount_t refs;
 	struct list_head node;
-	struct work_struct orphan_work;
+	struct work_struct work;
+	struct task_struct *submitter;
 	u64 user_data;
 	long res;
 	u32 mode;
 	bool write;
+	bool dirty;
 	unsigned int nr_ranges;
 	struct gpin_range *ranges;
 	struct bio_vec *bvec;
@@ -106,38 +119,166 @@ static struct workqueue_struct *gpin_dio_wq;
 
 /*
  * Fault injection for the tests (test_dio_close_inflight): microseconds
- * the close sleeps after the orphans are counted and before the completed
- * requests are released, so that orphans complete inside that window, as
- * they may by chance.  0 (no sleep) unless a test sets it; at most 1 s.
+ * the close sleeps after it stopped publishing events and before it frees
+ * the completed ones, so that requests in flight finish inside that
+ * window, as they may by chance.  0 (no sleep) unless a test sets it; at
+ * most 1 s.
  */
 static unsigned int gpin_close_delay_us;
 module_param_named(close_delay_us, gpin_close_delay_us, uint, 0600);
 
-/* Drop the pages and the file; the request keeps only its event. */
-static void gpin_dio_put(struct gpin_dio_req *req)
+/*
+ * Fault injection for the tests (tests/pin, stress): microseconds a
+ * completion that runs on its submitter's own stack (a device that
+ * completes inside submit_bio()) sleeps once it has done its part, before
+ * it returns into the file's code.  Without the submitter's reference the
+ * reaper could free the request meanwhile and the file's code would then
+ * use it (the use after free fs/aio.c's ki_refcnt exists for); a window
+ * of microseconds that the sleep makes wide enough to hit every time.
+ * 0 (no sleep) unless a test sets it; at most 100 ms.
+ */
+static unsigned int gpin_complete_delay_us;
+module_param_named(complete_delay_us, gpin_complete_delay_us, uint, 0600);
+
+/* Pages of synchronous requests that a file queued: pinned for good. */
+static atomic_long_t gpin_dio_leaked;
+
+static struct gpin_dio_req *gpin_dio_req_alloc(struct gpin_file *gf)
 {
-	bool dirty = !req->write && req->res > 0;
+	struct gpin_dio_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
+
+	if (!req)
+		return NULL;
+	gpin_file_get(gf);
+	req->gf = gf;
+	refcount_set(&req->refs, 1);
+	return req;
+}
+
+/*
+ * Process context: whatever the request still holds (everything, on an
+ * error before the I/O; only itself, once finished), then the request.
+ */
+static void gpin_dio_req_free(struct gpin_dio_req *req)
+{
+	struct gpin_file *gf = req->gf;
 	unsigned int i;
 
 	for (i = 0; i < req->nr_ranges; i++)
-		gpin_range_release(&req->ranges[i], dirty);
+		gpin_range_release(&req->ranges[i], req->dirty);
 	kfree(req->ranges);
-	req->ranges = NULL;
-	req->nr_ranges = 0;
 	kvfree(req->bvec);
-	req->bvec = NULL;
+	gpin_file_unaccount(gf, req->npages);
+	if (req->iocb.ki_filp)
+		fput(req->iocb.ki_filp);
+	kfree(req);
+	gpin_file_put(gf);
+}
+
+/*
+ * The I/O is over and nobody uses the request for it any more: unpin the
+ * pages and drop the file.  Returns false, having done nothing, when a
+ * read's pages need dirtying under the page lock and @can_sleep is false.
+ */
+static bool gpin_dio_release(struct gpin_dio_req *req, bool can_sleep)
+{
+	bool dirty = req->dirty;
+	unsigned int i;
+
+	if (dirty && !can_sleep) {
+		for (i = 0; i < req->nr_ranges; i++)
+			if (!gpin_range_dirty(&req->ranges[i]))
+				return false;
+		dirty = false;	/* all dirty already: a plain unpin */
+	}
+	for (i = 0; i < req->nr_ranges; i++)
+		gpin_range_unpin(&req->ranges[i], dirty);
 	gpin_file_unaccount(req->gf, req->npages);
 	req->npages = 0;
-	if (req->iocb.ki_filp) {
-		fput(req->iocb.ki_filp);
-		req->iocb.ki_filp = NULL;
+	fput(req->iocb.ki_filp);
+	req->iocb.ki_filp = NULL;
+	gpin_stats_dio(req->gf->stats, req->mode, req->res);
+	return true;
+}
+
+static void gpin_dio_orphan_work(struct work_struct *work)
+{
+	gpin_dio_req_free(container_of(work, struct gpin_dio_req, work));
+}
+
+/*
+ * Make the finished @req an event, or, once the file is closed, free it.
+ * The unlock publishes it: from there on neither @req nor the file may be
+ * touched (the reaper may free both) and the module may be going away;
+ * see the top of this file for why unload still waits for us.
+ */
+static void gpin_dio_post(struct gpin_dio_req *req, bool can_sleep)
+{
+	struct gpin_file *gf = req->gf;
+	unsigned long flags;
+	bool closed;
+
+	spin_lock_irqsave(&gf->dio_lock, flags);
+	closed = gf->dio_closed;
+	if (!closed) {
+		list_add_tail(&req->node, &gf->dio_events);
+		if (gf->eventfd)
+			gpin_eventfd_signal(gf->eventfd);
+	}
+	spin_unlock_irqrestore(&gf->dio_lock, flags);
+	if (!closed)
+		return;
+	/* nobody reaps any more */
+	if (can_sleep) {
+		gpin_dio_req_free(req);
+	} else {
+		INIT_WORK(&req->work, gpin_dio_orphan_work);
+		queue_work(gpin_dio_wq, &req->work);
 	}
 }
 
-static void gpin_dio_free(struct gpin_dio_req *req)
+static void gpin_dio_dirty_work(struct work_struct *work)
 {
-	gpin_dio_put(req);
-	kfree(req);
+	struct gpin_dio_req *req = container_of(work, struct gpin_dio_req,
+						work);
+
+	gpin_dio_release(req, true);
+	gpin_dio_post(req, true);
+}
+
+/*
+ * Drop one of the two references (top of file); the last finishes the
+ * request.  @can_sleep: the caller is in process context and holds no
+ * lock (the submitter); a completion may be in any context.
+ */
+static void gpin_dio_put(struct gpin_dio_req *req, bool can_sleep)
+{
+	if (!refcount_dec_and_test(&req->refs))
+		return;
+	if (!gpin_dio_release(req, can_sleep)) {
+		INIT_WORK(&req->work, gpin_dio_dirty_work);
+		queue_work(gpin_dio_wq, &req->work);
+		return;
+	}
+	gpin_dio_post(req, can_sleep);
+}
+
+/*
+ * What an event says: bytes or an errno user space knows.  The kernel's
+ * restart codes must not escape a system call (aio maps them too): the
+ * request cannot be restarted behind the caller's back.
+ */
+static long gpin_dio_result(long res)
+{
+	switch (res) {
+	case -ERESTARTSYS:
+	case -ERESTARTNOINTR:
+	case -ERESTARTNOHAND:
+	case -ERESTART_RESTARTBLOCK:
+		return -EINTR;
+	default:
+		return res;
+	}
 }
 
 /*
@@ -234,7 +375,8 @@ static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
 		ret = gpin_range_pin(r, start,
 				     (PAGE_ALIGN(base + len) - start) >>
 				     PAGE_SHIFT, d->mode,
-				     req->write ? 0 : GPIN_RANGE_WRITE);
+				     req->write ? 0 : GPIN_RANGE_WRITE,
+				     req->gf->stats);
 		if (ret)
 			goto out;
 		req->nr_ranges++;
@@ -288,9 +430,6 @@ static ssize_t gpin_dio_issue(struct gpin_dio_req *req)
 	return ret;
 }
 
-/* Pages of synchronous requests that a file queued: pinned for good. */
-static atomic_long_t gpin_dio_leaked;
-
 /*
  * A file that returns -EIOCBQUEUED for a synchronous kiocb (no
  * ->ki_complete; the VFS's own synchronous paths BUG() on it) still has our
@@ -314,88 +453,49 @@ static void gpin_dio_leak(struct gpin_dio_req *req)
 	atomic_long_add(req->npages, &gpin_dio_leaked);
 	pr_err("gpin: %pD queued a synchronous direct I/O: %lu pages stay pinned for good\n",
 	       req->iocb.ki_filp, req->npages);
+	/* the leaked request must not keep the file, nor so the module */
+	gpin_file_put(req->gf);
+	req->gf = NULL;
 }
 
 /* GPIN_IOC_DIO: one request, done when the ioctl returns. */
-long gpin_dio_sync(struct gpin_file *gf, void __user *uarg)
+long gpin_dio_sync(struct gpin_file *gf, void *arg, void __user *uarg)
 {
+	struct gpin_dio *d = arg;
 	struct gpin_dio_req *req;
-	struct gpin_dio d;
 	long ret;
 
-	ret = gpin_check_caller(gf);
-	if (ret)
-		return ret;
-	ret = gpin_copy_in(&d, sizeof(d), uarg);
-	if (ret)
-		return ret;
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	req = gpin_dio_req_alloc(gf);
 	if (!req)
 		return -ENOMEM;
-	req->gf = gf;
-	ret = gpin_dio_prep(req, &d);
+	ret = gpin_dio_prep(req, d);
 	if (ret)
 		goto out;
 	/* a sync kiocb (no ->ki_complete): the file waits for the I/O */
-	gpin_dio_init_kiocb(req, d.offset);
+	gpin_dio_init_kiocb(req, d->offset);
+	req->dirty = !req->write;
 	ret = gpin_dio_issue(req);
 	if (WARN_ON_ONCE(ret == -EIOCBQUEUED)) {
 		gpin_dio_leak(req);
 		return -EIO;
 	}
 	req->res = ret;
-	gpin_stats_dio(req->mode, ret);
+	gpin_stats_dio(gf->stats, req->mode, ret);
 out:
-	gpin_dio_free(req);
+	gpin_dio_req_free(req);
 	return ret;
 }
 
-/* Process context: a request that completed after its file was closed. */
-static void gpin_dio_orphan_work(struct work_struct *work)
-{
-	struct gpin_dio_req *req = container_of(work, struct gpin_dio_req,
-						orphan_work);
-	struct gpin_file *gf = req->gf;
-
-	gpin_stats_dio(req->mode, req->res);
-	gpin_dio_free(req);
-	if (atomic_dec_and_test(&gf->dio_orphans)) {
-		gpin_file_free(gf);
-		/* the workqueue's destruction at unload waits for our return */
-		module_put(THIS_MODULE);
-	}
-}
-
 /*
- * Any context: make @req an event, or, once the file is closed, hand it
- * to a worker.  The unlock publishes it: from there on neither @req nor
- * the file may be touched (the reaper may free both) and the module may be
- * going away; see the top of this file for why unload still waits for us.
+ * A completion on its submitter's own stack, in a context that may sleep:
+ * where gpin_complete_delay_us widens the window the submitter's
+ * reference closes (top of file).
  */
-static void gpin_dio_post(struct gpin_dio_req *req)
+static bool gpin_dio_on_submitter(const struct gpin_dio_req *req)
 {
-	struct gpin_file *gf = req->gf;
-	unsigned long flags;
-	bool orphan;
-
-	spin_lock_irqsave(&gf->dio_lock, flags);
-	gf->dio_inflight--;
-	orphan = gf->dio_closed;
-	if (!orphan) {
-		list_add_tail(&req->node, &gf->dio_events);
-		if (gf->eventfd)
-			gpin_eventfd_signal(gf->eventfd);
-	}
-	spin_unlock_irqrestore(&gf->dio_lock, flags);
-	if (orphan) {
-		/*
-		 * Outside the lock: once queued, the worker may free the
-		 * file, lock and all.  Until it runs, the orphan's module
-		 * reference holds.
-		 */
-		INIT_WORK(&req->orphan_work, gpin_dio_orphan_work);
-		queue_work(gpin_dio_wq, &req->orphan_work);
-	}
+	return READ_ONCE(gpin_complete_delay_us) &&
+	       current == req->submitter && preemptible() &&
+	       !rcu_preempt_depth();
 }
 
 /* ->ki_complete: any context, possibly hard IRQ. */
@@ -403,11 +503,16 @@ static void gpin_dio_complete(struct kiocb *iocb, long res)
 {
 	struct gpin_dio_req *req = container_of(iocb, struct gpin_dio_req,
 						iocb);
+	bool delay = gpin_dio_on_submitter(req);
 
-	req->res = res;
+	req->res = gpin_dio_result(res);
 	if (req->write)
 		gpin_write_end(&req->iocb, true);
-	gpin_dio_post(req);
+	gpin_dio_put(req, false);
+	/* @req lives on: its submitter, below us, still holds a reference */
+	if (delay)
+		fsleep(min_t(unsigned int, READ_ONCE(gpin_complete_delay_us),
+			     100 * USEC_PER_MSEC));
 }
 
 /* Start one request of a SUBMIT; on error nothing is held. */
@@ -420,59 +525,53 @@ static int gpin_dio_submit_one(struct gpin_file *gf, const struct gpin_dio *d)
 		ret = -EAGAIN;
 		goto err_unaccount;
 	}
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	req = gpin_dio_req_alloc(gf);
 	if (!req) {
 		ret = -ENOMEM;
 		goto err_unaccount;
 	}
-	req->gf = gf;
 	ret = gpin_dio_prep(req, d);
 	if (ret)
 		goto err_free;
 
 	gpin_dio_init_kiocb(req, d->offset);
 	req->iocb.ki_complete = gpin_dio_complete;
-	spin_lock_irq(&gf->dio_lock);
-	gf->dio_inflight++;
-	spin_unlock_irq(&gf->dio_lock);
-
-	/* once queued, @req may already be completed and reaped */
+	req->submitter = current;
+	req->dirty = !req->write;
+	/* ours and the completion's (top of file) */
+	refcount_set(&req->refs, 2);
 	ret = gpin_dio_issue(req);
 	if (ret != -EIOCBQUEUED) {
-		/* done (or failed) without ->ki_complete */
-		req->res = ret;
-		gpin_dio_post(req);
+		/* done or failed without ->ki_complete: its reference too */
+		req->res = gpin_dio_result(ret);
+		gpin_dio_put(req, true);
 	}
+	gpin_dio_put(req, true);
 	return 0;
 
 err_free:
-	gpin_dio_free(req);
+	gpin_dio_req_free(req);
 err_unaccount:
 	atomic_dec(&gf->dio_reqs);
 	return ret;
 }
 
 /* GPIN_IOC_DIO_SUBMIT */
-long gpin_dio_submit(struct gpin_file *gf, void __user *uarg)
+long gpin_dio_submit(struct gpin_file *gf, void *arg, void __user *uarg)
 {
-	struct gpin_dio_submit s;
+	struct gpin_dio_submit *s = arg;
 	struct blk_plug plug;
 	struct gpin_dio d;
 	u32 stride, size;
 	unsigned int i;
 	int ret;
 
-	ret = gpin_check_caller(gf);
-	if (ret)
-		return ret;
-	ret = gpin_copy_in(&s, sizeof(s), uarg);
-	if (ret)
-		return ret;
-	if (s.flags || s.reserved0 || s.reserved[0] || s.reserved[1] || !s.nr)
+	if (s->flags || s->reserved0 || s->reserved[0] || s->reserved[1] ||
+	    !s->nr)
 		return -EINVAL;
-	if (s.nr > GPIN_DIO_MAX_BATCH)
+	if (s->nr > GPIN_DIO_MAX_BATCH)
 		return -E2BIG;
-	if (get_user(stride, (u32 __user *)u64_to_user_ptr(s.reqs)))
+	if (get_user(stride, (u32 __user *)u64_to_user_ptr(s->reqs)))
 		return -EFAULT;
 	if (stride < sizeof(d))
 		return -EINVAL;
@@ -484,8 +583,8 @@ long gpin_dio_submit(struct gpin_file *gf, void __user *uarg)
 	 * hands the driver the batch's requests together, not one by one.
 	 */
 	blk_start_plug(&plug);
-	for (i = 0; i < s.nr; i++) {
-		void __user *ud = u64_to_user_ptr(s.reqs + (u64)i * stride);
+	for (i = 0; i < s->nr; i++) {
+		void __user *ud = u64_to_user_ptr(s->reqs + (u64)i * stride);
 
 		if (get_user(size, (u32 __user *)ud)) {
 			ret = -EFAULT;
@@ -506,25 +605,19 @@ long gpin_dio_submit(struct gpin_file *gf, void __user *uarg)
 }
 
 /* GPIN_IOC_DIO_REAP: copy out up to nr events, never blocks. */
-long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
+long gpin_dio_reap(struct gpin_file *gf, void *arg, void __user *uarg)
 {
 	struct gpin_dio_reap __user *ur = uarg;
-	struct gpin_dio_event *ev;
+	struct gpin_dio_reap *r = arg;
 	struct gpin_dio_req *req, *tmp;
-	struct gpin_dio_reap r;
+	struct gpin_dio_event *ev;
 	unsigned int n = 0, max;
 	LIST_HEAD(done);
 	int ret;
 
-	ret = gpin_check_caller(gf);
-	if (ret)
-		return ret;
-	ret = gpin_copy_in(&r, sizeof(r), uarg);
-	if (ret)
-		return ret;
-	if (r.flags || r.reserved0 || !r.nr)
+	if (r->flags || r->reserved0 || !r->nr)
 		return -EINVAL;
-	max = min_t(u32, r.nr, GPIN_DIO_MAX_BATCH);
+	max = min_t(u32, r->nr, GPIN_DIO_MAX_BATCH);
 	/*
 	 * @inflight must be writable before any event is taken: a failure
 	 * after the events left the list would lose them.
@@ -541,30 +634,31 @@ long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
 		n++;
 	}
 	spin_unlock_irq(&gf->dio_lock);
+	if (!n)
+		return 0;
 
 	/* sized to what was taken: a reaper polls with room for many */
-	ev = n ? kmalloc_array(n, sizeof(*ev), GFP_KERNEL) : NULL;
-	if (n && !ev) {
+	ev = kmalloc_array(n, sizeof(*ev), GFP_KERNEL);
+	if (!ev) {
 		ret = -ENOMEM;
 		goto put_back;
 	}
 	n = 0;
 	list_for_each_entry(req, &done, node) {
-		/* pages and file go before the event is seen */
-		gpin_dio_put(req);
-		ev[n].user_data = req->user_data;
-		ev[n].result = req->res;
+		ev[n] = (struct gpin_dio_event){
+			.user_data = req->user_data,
+			.result = req->res,
+		};
 		n++;
 	}
-	if (n && copy_to_user(u64_to_user_ptr(r.events), ev,
-			      n * sizeof(*ev))) {
+	if (copy_to_user(u64_to_user_ptr(r->events), ev, n * sizeof(*ev))) {
 		ret = -EFAULT;
+		kfree(ev);
 		goto put_back;
 	}
-	list_for_each_entry_safe(req, tmp, &done, node) {
-		gpin_stats_dio(req->mode, req->res);
-		kfree(req);
-	}
+	kfree(ev);
+	list_for_each_entry_safe(req, tmp, &done, node)
+		gpin_dio_req_free(req);
 	atomic_sub(n, &gf->dio_reqs);
 	/*
 	 * Delivered: say so, whatever happens to this second write (another
@@ -572,7 +666,6 @@ long gpin_dio_reap(struct gpin_file *gf, void __user *uarg)
 	 */
 	if (put_user((u64)atomic_read(&gf->dio_reqs), &ur->inflight))
 		pr_debug("gpin: REAP: inflight not written back\n");
-	kfree(ev);
 	return n;
 
 put_back:
@@ -580,27 +673,20 @@ put_back:
 	spin_lock_irq(&gf->dio_lock);
 	list_splice(&done, &gf->dio_events);
 	spin_unlock_irq(&gf->dio_lock);
-	kfree(ev);
 	return ret;
 }
 
 /* GPIN_IOC_SET_EVENTFD */
-long gpin_dio_set_eventfd(struct gpin_file *gf, void __user *uarg)
+long gpin_dio_set_eventfd(struct gpin_file *gf, void *arg,
+			  void __user *uarg)
 {
+	struct gpin_set_eventfd *e = arg;
 	struct eventfd_ctx *ctx = NULL, *old;
-	struct gpin_set_eventfd e;
-	int ret;
 
-	ret = gpin_check_caller(gf);
-	if (ret)
-		return ret;
-	ret = gpin_copy_in(&e, sizeof(e), uarg);
-	if (ret)
-		return ret;
-	if (e.flags || e.reserved || e.fd < -1)
+	if (e->flags || e->reserved || e->fd < -1)
 		return -EINVAL;
-	if (e.fd >= 0) {
-		ctx = eventfd_ctx_fdget(e.fd);
+	if (e->fd >= 0) {
+		ctx = eventfd_ctx_fdget(e->fd);
 		if (IS_ERR(ctx))
 			return PTR_ERR(ctx);
 	}
@@ -617,67 +703,40 @@ void gpin_dio_file_init(struct gpin_file *gf)
 {
 	spin_lock_init(&gf->dio_lock);
 	INIT_LIST_HEAD(&gf->dio_events);
-	gf->dio_inflight = 0;
 	gf->dio_closed = false;
 	atomic_set(&gf->dio_reqs, 0);
-	atomic_set(&gf->dio_orphans, 0);
 	gf->eventfd = NULL;
 }
 
 /**
- * gpin_dio_file_release - last close: the file's direct I/O
+ * gpin_dio_file_close - last close: the file's direct I/O
  * @gf: the file
  *
- * Completed, unreaped requests are released now.  I/O already started
- * cannot be recalled from the block layer and is not waited for: the file
- * becomes an orphan that its last completion frees (gpin_dio_orphan_work),
- * holding a module reference until then, unless every orphan completes
- * before the close is done.
- *
- * Return: true when nothing is left in flight (none was, or every orphan
- * completed while the completed requests were released) and the caller
- * frees @gf now.
+ * From here on nothing is published: requests still in flight free
+ * themselves when they finish (each holds a reference to @gf).  The
+ * completed requests nobody reaped are freed now; they hold no pages.
  */
-bool gpin_dio_file_release(struct gpin_file *gf)
+void gpin_dio_file_close(struct gpin_file *gf)
 {
 	struct gpin_dio_req *req, *tmp;
-	unsigned int inflight, delay;
+	struct eventfd_ctx *ctx;
+	unsigned int delay;
 	LIST_HEAD(done);
 
 	spin_lock_irq(&gf->dio_lock);
 	gf->dio_closed = true;
-	inflight = gf->dio_inflight;
-	/* before the first orphan can complete and put it */
-	if (inflight)
-		__module_get(THIS_MODULE);
-	/*
-	 * One count more than the orphans: ours.  From the unlock on, the
-	 * orphans complete and count down, and the last one frees the file;
-	 * without our count that could happen while we still release the
-	 * completed requests below (their pages still counted in the file's
-	 * live_pages) and put the eventfd, in a file already freed.
-	 */
-	atomic_set(&gf->dio_orphans, inflight + 1);
 	list_splice_init(&gf->dio_events, &done);
+	ctx = gf->eventfd;
+	gf->eventfd = NULL;
 	spin_unlock_irq(&gf->dio_lock);
 
 	delay = READ_ONCE(gpin_close_delay_us);
 	if (delay)
 		fsleep(min_t(unsigned int, delay, USEC_PER_SEC));
-	list_for_each_entry_safe(req, tmp, &done, node) {
-		list_del(&req->node);
-		gpin_stats_dio(req->mode, req->res);
-		gpin_dio_free(req);
-	}
-	if (gf->eventfd)
-		eventfd_ctx_put(gf->eventfd);
-	gf->eventfd = NULL;
-	if (!atomic_dec_and_test(&gf->dio_orphans))
-		return false;
-	/* every orphan completed meanwhile: the file is ours to free */
-	if (inflight)
-		module_put(THIS_MODULE);
-	return true;
+	list_for_each_entry_safe(req, tmp, &done, node)
+		gpin_dio_req_free(req);
+	if (ctx)
+		eventfd_ctx_put(ctx);
 }
 
 int gpin_dio_init(void)
@@ -690,7 +749,7 @@ void gpin_dio_exit(void)
 {
 	long leaked = atomic_long_read(&gpin_dio_leaked);
 
-	/* after the last orphan's module_put(): waits for it to return */
+	/* after a worker's last put of a closed file: waits for it to return */
 	destroy_workqueue(gpin_dio_wq);
 	/*
 	 * Completions on their way out of gpin_dio_post(): in IRQ, softirq

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * gpin.ko internals: the device, the per-file context, the pinned-range
- * object and the statistics.
+ * gpin.ko internals: the per-file context (file.c), PIN handles
+ * (handle.c), pinned ranges (range.c, walk.c), direct I/O (dio.c) and the
+ * statistics (stats.c).
  */
 #ifndef GPIN_INTERNAL_H
 #define GPIN_INTERNAL_H
@@ -10,14 +11,18 @@
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/percpu.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
-#include <linux/wait.h>
 #include <linux/xarray.h>
 
 #include <gpin.h>
 
-/* Per-CPU counters of one mode; summed (max for max_irqoff_ns) on read. */
+/*
+ * Per-CPU counters of one mode; summed (max for max_irqoff_ns) on read.
+ * Updated with this_cpu_*() operations: a request's pages are released in
+ * its completion, which may interrupt a pin on the same CPU.
+ */
 struct gpin_pcpu_mode {
 	u64 calls;
 	u64 pages;
@@ -36,13 +41,26 @@ struct gpin_pcpu_stats {
 	struct gpin_pcpu_mode mode[GPIN_MODE_COUNT];
 };
 
+/* What one gpin_range_pin() call did, for the counters. */
+struct gpin_pin_tally {
+	unsigned long pages;
+	unsigned long fast_pages;
+	unsigned long huge;
+	u64 lock_wait_ns;
+	u64 max_irqoff_ns;
+	bool fallback;
+	bool failed;
+};
+
 /**
  * struct gpin_range - pages of one user range, pinned (FOLL_PIN)
  * @start: first user address
  * @npages: number of pages in @pages
  * @pages: the pinned pages, in address order
+ * @stats: the owning file's counters (the module's are updated too)
  * @mode: enum gpin_mode used to take them
  * @write: taken for writing (FOLL_WRITE)
+ * @held: the pins are still held (gpin_range_unpin() clears it)
  * @fast_pages: how many the lockless walk took
  *
  * The unit of pinning: a PIN handle owns one, and a direct I/O request
@@ -52,38 +70,40 @@ struct gpin_range {
 	unsigned long start;
 	unsigned long npages;
 	struct page **pages;
+	struct gpin_pcpu_stats __percpu *stats;
 	u32 mode;
 	bool write;
+	bool held;
 	unsigned long fast_pages;
 };
 
 /**
  * struct gpin_file - state of one open file of /dev/gpin
+ * @refs: one for the open file, one per direct I/O request not yet freed;
+ *	the last put frees the file, after its close
  * @mm: the mm of the opener (mmgrab()ed); the only mm the file acts on
+ * @stats: this file's counters (GPIN_STATS_FILE)
  * @pins: handle -> struct gpin_range
  * @live_pages: pages held through @pins and by direct I/O requests not yet
  *	released
- * @dio_lock: protects @dio_events, @dio_inflight, @dio_closed and @eventfd
- *	(read without it once @dio_closed: nothing signals it then)
- * @dio_events: completed asynchronous requests, not yet reaped
- * @dio_inflight: submitted requests whose I/O has not completed
- * @dio_closed: the file was closed; completions go to gpin_dio_wq
+ * @dio_lock: protects @dio_events, @dio_closed and @eventfd
+ * @dio_events: completed asynchronous requests, not yet reaped; their
+ *	pages and file references are already released
+ * @dio_closed: the file was closed: nobody reaps any more
  * @dio_reqs: submitted requests not yet reaped (<= GPIN_DIO_MAX_INFLIGHT)
- * @dio_orphans: requests in flight at close not yet released, plus one
- *	while the close itself runs; whoever counts it to zero frees the file
  * @eventfd: signalled once per completed asynchronous request, or NULL
  */
 struct gpin_file {
+	refcount_t refs;
 	struct mm_struct *mm;
+	struct gpin_pcpu_stats __percpu *stats;
 	struct xarray pins;
 	atomic_long_t live_pages;
 
-	spinlock_t dio_lock;
+	spinlock_t dio_lock;		/* @dio_events, @dio_closed, @eventfd */
 	struct list_head dio_events;
-	unsigned int dio_inflight;
 	bool dio_closed;
 	atomic_t dio_reqs;
-	atomic_t dio_orphans;
 	struct eventfd_ctx *eventfd;
 };
 
@@ -105,6 +125,7 @@ struct gpin_walk {
 
 int gpin_walk_range(struct mm_struct *mm, unsigned long addr,
 		    unsigned long end, struct gpin_walk *w);
+void gpin_walk_undo(struct page **pages, unsigned long nr);
 
 /* range.c */
 #define GPIN_RANGE_WRITE	BIT(0)	/* the pages will be written to */
@@ -113,37 +134,54 @@ int gpin_walk_range(struct mm_struct *mm, unsigned long addr,
 int gpin_range_init(void);
 void gpin_range_exit(void);
 int gpin_range_pin(struct gpin_range *r, unsigned long start,
-		   unsigned long npages, u32 mode, unsigned int flags);
+		   unsigned long npages, u32 mode, unsigned int flags,
+		   struct gpin_pcpu_stats __percpu *stats);
+bool gpin_range_dirty(const struct gpin_range *r);
+void gpin_range_unpin(struct gpin_range *r, bool dirty);
 void gpin_range_release(struct gpin_range *r, bool dirty);
 void gpin_range_forget(struct gpin_range *r);
+
+/* file.c */
+struct gpin_file *gpin_file_create(void);
+void gpin_file_get(struct gpin_file *gf);
+void gpin_file_put(struct gpin_file *gf);
+void gpin_file_close(struct gpin_file *gf);
+int gpin_file_check_caller(struct gpin_file *gf);
+int gpin_file_account(struct gpin_file *gf, unsigned long npages);
+void gpin_file_unaccount(struct gpin_file *gf, unsigned long npages);
+
+/* handle.c: GPIN_IOC_PIN, GPIN_IOC_UNPIN */
+long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg);
+long gpin_handle_unpin(struct gpin_file *gf, void *arg, void __user *uarg);
+void gpin_handle_release_all(struct gpin_file *gf);
 
 /* dio.c */
 int gpin_dio_init(void);
 void gpin_dio_exit(void);
 void gpin_dio_file_init(struct gpin_file *gf);
-bool gpin_dio_file_release(struct gpin_file *gf);
-long gpin_dio_sync(struct gpin_file *gf, void __user *uarg);
-long gpin_dio_submit(struct gpin_file *gf, void __user *uarg);
-long gpin_dio_reap(struct gpin_file *gf, void __user *uarg);
-long gpin_dio_set_eventfd(struct gpin_file *gf, void __user *uarg);
+void gpin_dio_file_close(struct gpin_file *gf);
+long gpin_dio_sync(struct gpin_file *gf, void *arg, void __user *uarg);
+long gpin_dio_submit(struct gpin_file *gf, void *arg, void __user *uarg);
+long gpin_dio_reap(struct gpin_file *gf, void *arg, void __user *uarg);
+long gpin_dio_set_eventfd(struct gpin_file *gf, void *arg,
+			  void __user *uarg);
 
 /* main.c */
 int gpin_copy_in(void *dst, size_t ksize, void __user *uarg);
-int gpin_check_caller(struct gpin_file *gf);
-int gpin_file_account(struct gpin_file *gf, unsigned long npages);
-void gpin_file_unaccount(struct gpin_file *gf, unsigned long npages);
-void gpin_file_free(struct gpin_file *gf);
 
-/* stats.c */
+/* stats.c: @file is a file's counters, NULL for the module's alone */
 int gpin_stats_init(void);
 void gpin_stats_exit(void);
-struct gpin_pcpu_mode *gpin_stats_this_cpu(u32 mode);
-void gpin_stats_put_cpu(void);
-void gpin_stats_live(u32 mode, long delta);
-void gpin_stats_irqoff(u32 mode, u64 ns);
-void gpin_stats_dio(u32 mode, long res);
+struct gpin_pcpu_stats __percpu *gpin_stats_file_alloc(void);
+void gpin_stats_file_free(struct gpin_pcpu_stats __percpu *file);
+void gpin_stats_pin(struct gpin_pcpu_stats __percpu *file, u32 mode,
+		    const struct gpin_pin_tally *t);
+void gpin_stats_live(struct gpin_pcpu_stats __percpu *file, u32 mode,
+		     long delta);
+void gpin_stats_dio(struct gpin_pcpu_stats __percpu *file, u32 mode,
+		    long res);
 long gpin_live_pages(void);
-void gpin_stats_read(struct gpin_stats *st);
-void gpin_stats_reset(void);
+long gpin_stats(struct gpin_file *gf, void *arg, void __user *uarg);
+long gpin_stats_reset(struct gpin_file *gf, void *arg, void __user *uarg);
 
 #endif /* GPIN_INTERNAL_H */

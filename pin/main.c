@@ -2,20 +2,16 @@
 /*
  * gpin.ko: /dev/gpin, pinning of the calling process's own pages.
  *
- * Each open file is a struct gpin_file: the mm it acts on, a table of
- * pinned ranges by handle, and its direct I/O requests (dio.c).  Its PIN
- * handles are released at its last close, its direct I/O when that
- * completes; the module cannot be unloaded while a file is open or a
- * closed file's I/O is in flight (the file holds a module reference, and
- * so does the orphan it leaves), so nothing outlives the module.
+ * This file is the device and its ioctl table: each command is found by
+ * its number, its caller checked and its argument copied in once, here,
+ * before the command's own function sees it.  An open file is a struct
+ * gpin_file (file.c); PIN handles are handle.c's, direct I/O dio.c's,
+ * counters stats.c's.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/overflow.h>
-#include <linux/sched.h>
-#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -42,302 +38,107 @@ int gpin_copy_in(void *dst, size_t ksize, void __user *uarg)
 	return copy_struct_from_user(dst, ksize, uarg, usize);
 }
 
-/* Only the mm that opened the file, never a kernel thread. */
-int gpin_check_caller(struct gpin_file *gf)
-{
-	if ((current->flags & PF_KTHREAD) || current->mm != gf->mm)
-		return -EPERM;
-	return 0;
-}
+/* Every command's argument, as this module knows it. */
+union gpin_ioctl_arg {
+	struct gpin_pin pin;
+	struct gpin_unpin unpin;
+	struct gpin_stats stats;
+	struct gpin_stats_reset stats_reset;
+	struct gpin_dio dio;
+	struct gpin_dio_submit dio_submit;
+	struct gpin_dio_reap dio_reap;
+	struct gpin_set_eventfd set_eventfd;
+};
 
-static int gpin_copy_pfns(struct gpin_range *r, u64 __user *upfns)
-{
-	u64 buf[32];
-	unsigned long i = 0;
-
-	while (i < r->npages) {
-		unsigned long n = min_t(unsigned long, r->npages - i,
-					ARRAY_SIZE(buf));
-		unsigned long j;
-
-		for (j = 0; j < n; j++)
-			buf[j] = page_to_pfn(r->pages[i + j]);
-		if (copy_to_user(upfns + i, buf, n * sizeof(buf[0])))
-			return -EFAULT;
-		i += n;
-	}
-	return 0;
-}
-
-/*
- * A PIN handle's charge to the process, as VFIO and io_uring's fixed
- * buffers charge theirs: mm->pinned_vm against RLIMIT_MEMLOCK, unless the
- * caller may lock memory without limit.
+/**
+ * struct gpin_ioctl - one command
+ * @cmd: its number; matched by type, number and direction (the size in
+ *	it is the struct's first size: the struct's own @size field says
+ *	how much the caller passes)
+ * @ksize: the struct this module knows
+ * @own_mm: only from the mm that opened the file (it acts on that mm)
+ * @fn: the command, with @arg copied in; @uarg for what it writes back
  */
-static int gpin_charge_pinned(struct gpin_file *gf, unsigned long npages)
-{
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	s64 now = atomic64_add_return(npages, &gf->mm->pinned_vm);
+struct gpin_ioctl {
+	unsigned int cmd;
+	unsigned int ksize;
+	bool own_mm;
+	long (*fn)(struct gpin_file *gf, void *arg, void __user *uarg);
+};
 
-	if (now > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &gf->mm->pinned_vm);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void gpin_uncharge_pinned(struct gpin_file *gf, unsigned long npages)
-{
-	atomic64_sub(npages, &gf->mm->pinned_vm);
-}
-
-static void gpin_file_drop(struct gpin_file *gf, struct gpin_range *r)
-{
-	unsigned long npages = r->npages;
-
-	gpin_range_release(r, false);
-	kfree(r);
-	gpin_uncharge_pinned(gf, npages);
-	gpin_file_unaccount(gf, npages);
-}
-
-/* Pages a file holds (PIN handles and direct I/O), at most a file's worth. */
-int gpin_file_account(struct gpin_file *gf, unsigned long npages)
-{
-	if (atomic_long_add_return(npages, &gf->live_pages) >
-	    GPIN_MAX_PAGES_PER_FILE) {
-		atomic_long_sub(npages, &gf->live_pages);
-		return -ENOSPC;
-	}
-	return 0;
-}
-
-void gpin_file_unaccount(struct gpin_file *gf, unsigned long npages)
-{
-	atomic_long_sub(npages, &gf->live_pages);
-}
-
-static long gpin_ioctl_pin(struct gpin_file *gf, void __user *uarg)
-{
-	struct gpin_pin __user *up = uarg;
-	struct gpin_range *r, *old;
-	struct gpin_pin p;
-	unsigned long len;
-	u64 end;
-	u32 handle;
-	int ret;
-
-	ret = gpin_check_caller(gf);
-	if (ret)
-		return ret;
-	ret = gpin_copy_in(&p, sizeof(p), uarg);
-	if (ret)
-		return ret;
-	if ((p.flags & ~GPIN_PIN_FLAGS_ALL) || p.mode >= GPIN_MODE_COUNT ||
-	    p.reserved[0] || p.reserved[1])
-		return -EINVAL;
-	if (!p.npages || !PAGE_ALIGNED(p.start))
-		return -EINVAL;
-	if (p.npages > GPIN_MAX_PAGES_PER_PIN)
-		return -E2BIG;
-	len = p.npages << PAGE_SHIFT;
-	if (check_add_overflow(p.start, (u64)len, &end))
-		return -EOVERFLOW;
-	if (!access_ok(u64_to_user_ptr(p.start), len))
-		return -EFAULT;
-	/* physical addresses: what /proc/PID/pagemap shows only to admins */
-	if (p.pfns && !capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	if (p.pfns && !access_ok(u64_to_user_ptr(p.pfns),
-				 p.npages * sizeof(u64)))
-		return -EFAULT;
-
-	ret = gpin_file_account(gf, p.npages);
-	if (ret)
-		return ret;
-	ret = gpin_charge_pinned(gf, p.npages);
-	if (ret)
-		goto err_unaccount;
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r) {
-		ret = -ENOMEM;
-		goto err_uncharge;
-	}
-	ret = gpin_range_pin(r, p.start, p.npages, p.mode,
-			     GPIN_RANGE_LONGTERM |
-			     (p.flags & GPIN_PIN_WRITE ? GPIN_RANGE_WRITE : 0));
-	if (ret)
-		goto err_free;
-	if (p.pfns) {
-		ret = gpin_copy_pfns(r, u64_to_user_ptr(p.pfns));
-		if (ret)
-			goto err_release;
-	}
-	ret = xa_alloc(&gf->pins, &handle, r,
-		       XA_LIMIT(1, GPIN_MAX_HANDLES_PER_FILE), GFP_KERNEL);
-	if (ret) {
-		if (ret == -EBUSY)
-			ret = -ENOSPC;
-		goto err_release;
+#define GPIN_IOCTL(_cmd, _type, _own_mm, _fn)				\
+	[_IOC_NR(_cmd)] = {						\
+		.cmd = _cmd,						\
+		.ksize = sizeof(_type),					\
+		.own_mm = _own_mm,					\
+		.fn = _fn,						\
 	}
 
-	if (put_user(handle, &up->handle) ||
-	    put_user((u64)r->fast_pages, &up->fast_pages)) {
-		/* Another thread may have guessed the handle and unpinned. */
-		old = xa_erase(&gf->pins, handle);
-		if (old)
-			gpin_file_drop(gf, old);
-		return -EFAULT;
-	}
-	return 0;
+static const struct gpin_ioctl gpin_ioctls[] = {
+	GPIN_IOCTL(GPIN_IOC_PIN, struct gpin_pin, true, gpin_handle_pin),
+	GPIN_IOCTL(GPIN_IOC_UNPIN, struct gpin_unpin, true,
+		   gpin_handle_unpin),
+	/* counters: any process that may open the device may read them */
+	GPIN_IOCTL(GPIN_IOC_STATS, struct gpin_stats, false, gpin_stats),
+	GPIN_IOCTL(GPIN_IOC_STATS_RESET, struct gpin_stats_reset, false,
+		   gpin_stats_reset),
+	GPIN_IOCTL(GPIN_IOC_DIO, struct gpin_dio, true, gpin_dio_sync),
+	GPIN_IOCTL(GPIN_IOC_DIO_SUBMIT, struct gpin_dio_submit, true,
+		   gpin_dio_submit),
+	GPIN_IOCTL(GPIN_IOC_DIO_REAP, struct gpin_dio_reap, true,
+		   gpin_dio_reap),
+	GPIN_IOCTL(GPIN_IOC_SET_EVENTFD, struct gpin_set_eventfd, true,
+		   gpin_dio_set_eventfd),
+};
 
-err_release:
-	gpin_range_release(r, false);
-err_free:
-	kfree(r);
-err_uncharge:
-	gpin_uncharge_pinned(gf, p.npages);
-err_unaccount:
-	gpin_file_unaccount(gf, p.npages);
-	return ret;
-}
-
-static long gpin_ioctl_unpin(struct gpin_file *gf, void __user *uarg)
+static const struct gpin_ioctl *gpin_ioctl_find(unsigned int cmd)
 {
-	struct gpin_range *r;
-	struct gpin_unpin u;
-	int ret;
+	const struct gpin_ioctl *ioc;
+	unsigned int nr = _IOC_NR(cmd);
 
-	ret = gpin_check_caller(gf);
-	if (ret)
-		return ret;
-	ret = gpin_copy_in(&u, sizeof(u), uarg);
-	if (ret)
-		return ret;
-	if (u.flags || u.reserved)
-		return -EINVAL;
-	/* xa_erase() is atomic: of two racing UNPINs, one gets ENOENT. */
-	r = u.handle ? xa_erase(&gf->pins, u.handle) : NULL;
-	if (!r)
-		return -ENOENT;
-	gpin_file_drop(gf, r);
-	return 0;
-}
-
-static long gpin_ioctl_stats(struct gpin_file *gf, void __user *uarg)
-{
-	struct gpin_stats *st;
-	int ret;
-
-	st = kzalloc(sizeof(*st), GFP_KERNEL);
-	if (!st)
-		return -ENOMEM;
-	ret = gpin_copy_in(st, sizeof(*st), uarg);
-	if (ret)
-		goto out;
-	if (st->flags) {
-		ret = -EINVAL;
-		goto out;
-	}
-	gpin_stats_read(st);
-	st->size = sizeof(*st);
-	st->file_live_pages = atomic_long_read(&gf->live_pages);
-	if (copy_to_user(uarg, st, sizeof(*st)))
-		ret = -EFAULT;
-out:
-	kfree(st);
-	return ret;
-}
-
-static long gpin_ioctl_stats_reset(struct gpin_file *gf, void __user *uarg)
-{
-	struct gpin_stats_reset sr;
-	int ret;
-
-	ret = gpin_copy_in(&sr, sizeof(sr), uarg);
-	if (ret)
-		return ret;
-	if (sr.flags)
-		return -EINVAL;
-	gpin_stats_reset();
-	return 0;
+	if (_IOC_TYPE(cmd) != GPIN_IOC_TYPE || nr >= ARRAY_SIZE(gpin_ioctls))
+		return NULL;
+	ioc = &gpin_ioctls[nr];
+	if (!ioc->fn || _IOC_DIR(cmd) != _IOC_DIR(ioc->cmd))
+		return NULL;
+	return ioc;
 }
 
 static long gpin_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	const struct gpin_ioctl *ioc = gpin_ioctl_find(cmd);
 	struct gpin_file *gf = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	union gpin_ioctl_arg karg;
+	int ret;
 
-	switch (cmd) {
-	case GPIN_IOC_PIN:
-		return gpin_ioctl_pin(gf, uarg);
-	case GPIN_IOC_UNPIN:
-		return gpin_ioctl_unpin(gf, uarg);
-	case GPIN_IOC_STATS:
-		return gpin_ioctl_stats(gf, uarg);
-	case GPIN_IOC_STATS_RESET:
-		return gpin_ioctl_stats_reset(gf, uarg);
-	case GPIN_IOC_DIO:
-		return gpin_dio_sync(gf, uarg);
-	case GPIN_IOC_DIO_SUBMIT:
-		return gpin_dio_submit(gf, uarg);
-	case GPIN_IOC_DIO_REAP:
-		return gpin_dio_reap(gf, uarg);
-	case GPIN_IOC_SET_EVENTFD:
-		return gpin_dio_set_eventfd(gf, uarg);
-	default:
+	if (!ioc)
 		return -ENOTTY;
+	if (ioc->own_mm) {
+		ret = gpin_file_check_caller(gf);
+		if (ret)
+			return ret;
 	}
+	ret = gpin_copy_in(&karg, ioc->ksize, uarg);
+	if (ret)
+		return ret;
+	return ioc->fn(gf, &karg, uarg);
 }
 
 static int gpin_open(struct inode *inode, struct file *file)
 {
-	struct gpin_file *gf;
+	struct gpin_file *gf = gpin_file_create();
 
-	if ((current->flags & PF_KTHREAD) || !current->mm)
-		return -EPERM;
-	gf = kzalloc(sizeof(*gf), GFP_KERNEL);
-	if (!gf)
-		return -ENOMEM;
-	/*
-	 * mmgrab() keeps the mm_struct (not the address space) allocated,
-	 * so its address cannot be reused by another process's mm while we
-	 * compare against it.
-	 */
-	gf->mm = current->mm;
-	mmgrab(gf->mm);
-	xa_init_flags(&gf->pins, XA_FLAGS_ALLOC1);
-	atomic_long_set(&gf->live_pages, 0);
-	gpin_dio_file_init(gf);
+	if (IS_ERR(gf))
+		return PTR_ERR(gf);
 	file->private_data = gf;
 	return 0;
 }
 
-/* The last of a file: from release, or from its last orphaned request. */
-void gpin_file_free(struct gpin_file *gf)
-{
-	WARN_ON_ONCE(atomic_long_read(&gf->live_pages));
-	mmdrop(gf->mm);
-	kfree(gf);
-}
-
-/*
- * Last close.  It never waits for I/O: requests in flight keep the file
- * (and the module) until they complete (dio.c).
- */
+/* Last close.  It never waits for I/O (file.c). */
 static int gpin_release(struct inode *inode, struct file *file)
 {
-	struct gpin_file *gf = file->private_data;
-	struct gpin_range *r;
-	unsigned long index;
-
-	xa_for_each(&gf->pins, index, r) {
-		xa_erase(&gf->pins, index);
-		gpin_file_drop(gf, r);
-	}
-	xa_destroy(&gf->pins);
-	if (gpin_dio_file_release(gf))
-		gpin_file_free(gf);
+	gpin_file_close(file->private_data);
 	return 0;
 }
 

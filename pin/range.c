@@ -236,7 +236,8 @@ static int gpin_pin_locked(unsigned long start, unsigned long nr,
  * the interrupts-off part is the batch.
  */
 static int gpin_pin_kernel(unsigned long start, unsigned long nr,
-			   unsigned int gup_flags, struct page **pages)
+			   unsigned int gup_flags, struct page **pages,
+			   struct gpin_pin_tally *t)
 {
 	unsigned int batch = READ_ONCE(gpin_batch);
 	unsigned long done = 0;
@@ -249,7 +250,7 @@ static int gpin_pin_kernel(unsigned long start, unsigned long nr,
 		t0 = local_clock();
 		ret = pin_user_pages_fast(start + (done << PAGE_SHIFT), chunk,
 					  gup_flags, pages + done);
-		gpin_stats_irqoff(GPIN_MODE_KERNEL, local_clock() - t0);
+		t->max_irqoff_ns = max(t->max_irqoff_ns, local_clock() - t0);
 		if (ret <= 0)
 			break;
 		if (!gpin_refs_ok(pages + done, ret)) {
@@ -288,10 +289,14 @@ static void gpin_mm_set_has_pinned(struct mm_struct *mm)
  * that overlapped a fork drops its pins and ends the walk: the locked path,
  * which fork excludes through mmap_lock, takes the rest.  Pins of earlier
  * windows were visible before the fork began and were honoured by it.
+ * The window's pins are undone per folio by the walk's own unpin
+ * (gpin_walk_undo()), not by unpin_user_pages(): a page that fork has just
+ * shared is no longer anon-exclusive, which that function's debug checks
+ * (CONFIG_DEBUG_VM) would report, and which is the very reason we undo.
  */
 static unsigned long gpin_pin_walk(unsigned long start, unsigned long nr,
 				   unsigned int flags, struct page **pages,
-				   unsigned long *huge)
+				   struct gpin_pin_tally *t)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long end = start + (nr << PAGE_SHIFT);
@@ -318,10 +323,11 @@ static unsigned long gpin_pin_walk(unsigned long start, unsigned long nr,
 		local_irq_save(irqflags);
 		t0 = local_clock();
 		ok = gpin_walk_range(mm, addr, next, &w);
-		gpin_stats_irqoff(GPIN_MODE_FAST, local_clock() - t0);
+		t0 = local_clock() - t0;
 		local_irq_restore(irqflags);
+		t->max_irqoff_ns = max(t->max_irqoff_ns, t0);
 		if (read_seqcount_retry(&mm->write_protect_seq, seq)) {
-			unpin_user_pages(pages + before, w.nr - before);
+			gpin_walk_undo(pages + before, w.nr - before);
 			w.nr = before;
 			break;
 		}
@@ -330,7 +336,7 @@ static unsigned long gpin_pin_walk(unsigned long start, unsigned long nr,
 		addr = next;
 		cond_resched();
 	}
-	*huge = w.huge;
+	t->huge = w.huge;
 	return w.nr;
 }
 
@@ -341,7 +347,7 @@ static unsigned int gpin_gup_flags(unsigned int flags)
 }
 
 static int gpin_pin_mode(struct gpin_range *r, unsigned int flags,
-			 unsigned long *huge, bool *fallback, u64 *wait_ns)
+			 struct gpin_pin_tally *t)
 {
 	unsigned int gup_flags = gpin_gup_flags(flags);
 	unsigned long fast;
@@ -349,34 +355,34 @@ static int gpin_pin_mode(struct gpin_range *r, unsigned int flags,
 
 	switch (r->mode) {
 	case GPIN_MODE_FAST:
-		fast = gpin_pin_walk(r->start, r->npages, flags, r->pages,
-				     huge);
+		fast = gpin_pin_walk(r->start, r->npages, flags, r->pages, t);
 		r->fast_pages = fast;
 		if (fast == r->npages)
 			return 0;
 		/* Keep what the walk took; the locked path does the rest. */
-		*fallback = true;
+		t->fallback = true;
 		ret = gpin_pin_locked(r->start + (fast << PAGE_SHIFT),
 				      r->npages - fast, gup_flags,
-				      r->pages + fast, wait_ns);
+				      r->pages + fast, &t->lock_wait_ns);
 		if (ret)
 			unpin_user_pages(r->pages, fast);
 		else
-			*huge += gpin_count_huge(r->pages + fast,
-						 r->npages - fast);
+			t->huge += gpin_count_huge(r->pages + fast,
+						   r->npages - fast);
 		return ret;
 	case GPIN_MODE_LOCKED:
 		ret = gpin_pin_locked(r->start, r->npages, gup_flags, r->pages,
-				      wait_ns);
+				      &t->lock_wait_ns);
 		break;
 	case GPIN_MODE_KERNEL:
-		ret = gpin_pin_kernel(r->start, r->npages, gup_flags, r->pages);
+		ret = gpin_pin_kernel(r->start, r->npages, gup_flags, r->pages,
+				      t);
 		break;
 	default:
 		return -EINVAL;
 	}
 	if (!ret)
-		*huge = gpin_count_huge(r->pages, r->npages);
+		t->huge = gpin_count_huge(r->pages, r->npages);
 	return ret;
 }
 
@@ -388,18 +394,18 @@ static int gpin_pin_mode(struct gpin_range *r, unsigned int flags,
  * @mode: enum gpin_mode
  * @flags: GPIN_RANGE_WRITE (the pages will be written to),
  *	   GPIN_RANGE_LONGTERM (held indefinitely: FOLL_LONGTERM)
+ * @stats: the counters of the file the pin is for (the module's are
+ *	   updated too)
  *
  * Return: 0 with every page pinned, or a negative errno with none; -ENOMEM
  * also when the module already holds max_pins pins, or when a folio would
  * pass gpin_folio_ref_limit.
  */
 int gpin_range_pin(struct gpin_range *r, unsigned long start,
-		   unsigned long npages, u32 mode, unsigned int flags)
+		   unsigned long npages, u32 mode, unsigned int flags,
+		   struct gpin_pcpu_stats __percpu *stats)
 {
-	unsigned long huge = 0;
-	struct gpin_pcpu_mode *st;
-	bool fallback = false;
-	u64 wait_ns = 0;
+	struct gpin_pin_tally t = { };
 	int ret;
 
 	if (mode >= GPIN_MODE_COUNT)
@@ -414,31 +420,24 @@ int gpin_range_pin(struct gpin_range *r, unsigned long start,
 	}
 	r->start = start;
 	r->npages = npages;
+	r->stats = stats;
 	r->mode = mode;
 	r->write = flags & GPIN_RANGE_WRITE;
 	r->fast_pages = 0;
 
-	ret = gpin_pin_mode(r, flags, &huge, &fallback, &wait_ns);
-
-	st = gpin_stats_this_cpu(mode);
-	st->calls++;
-	st->lock_wait_ns += wait_ns;
-	st->fallbacks += fallback;
-	if (ret) {
-		st->failures++;
-	} else {
-		st->pages += npages;
-		st->fast_pages += r->fast_pages;
-		st->huge_leaves += huge;
-		st->live_pages += npages;
-	}
-	gpin_stats_put_cpu();
+	ret = gpin_pin_mode(r, flags, &t);
+	t.failed = ret;
+	t.pages = npages;
+	t.fast_pages = r->fast_pages;
+	gpin_stats_pin(stats, mode, &t);
 	if (ret) {
 		kvfree(r->pages);
 		r->pages = NULL;
 		gpin_pins_unreserve(npages);
+		return ret;
 	}
-	return ret;
+	r->held = true;
+	return 0;
 }
 
 /**
@@ -450,25 +449,72 @@ int gpin_range_pin(struct gpin_range *r, unsigned long start,
  */
 void gpin_range_forget(struct gpin_range *r)
 {
-	gpin_stats_live(r->mode, -(long)r->npages);
+	gpin_stats_live(r->stats, r->mode, -(long)r->npages);
 	gpin_pins_unreserve(r->npages);
+	r->held = false;
 }
 
 /**
- * gpin_range_release - unpin a pinned range
- * @r: a range filled by gpin_range_pin()
+ * gpin_range_dirty - whether every folio of a range is dirty already
+ * @r: a held range
+ *
+ * A direct I/O read that completes in interrupt context may unpin without
+ * the page lock when the device wrote only into pages already marked
+ * dirty (what bio_check_pages_dirty() does for the kernel's own reads).
+ * Anonymous memory stays dirty once marked, so after the first read into
+ * a buffer this is the usual case.
+ */
+bool gpin_range_dirty(const struct gpin_range *r)
+{
+	unsigned long i;
+
+	for (i = 0; i < r->npages; i++)
+		if (!folio_test_dirty(page_folio(r->pages[i])))
+			return false;
+	return true;
+}
+
+/**
+ * gpin_range_unpin - drop the pins of a range, keep its page array
+ * @r: a range filled by gpin_range_pin(); nothing happens once unpinned
+ * @dirty: mark the pages dirty under the page lock (process context);
+ *	   without it, any context (a completion's interrupt included)
+ */
+void gpin_range_unpin(struct gpin_range *r, bool dirty)
+{
+	if (!r->held)
+		return;
+	unpin_user_pages_dirty_lock(r->pages, r->npages, dirty && r->write);
+	gpin_stats_live(r->stats, r->mode, -(long)r->npages);
+	gpin_pins_unreserve(r->npages);
+	r->held = false;
+}
+
+/**
+ * gpin_range_release - unpin a range and free its page array
+ * @r: a range filled by gpin_range_pin() (or one never filled)
  * @dirty: the kernel wrote to the pages (a direct I/O read): mark them
  *	   dirty, once per folio, under the page lock
  *
- * Process context: dirtying may sleep on the page lock.
+ * Process context.  A PIN handle holds up to GPIN_MAX_PAGES_PER_PIN pages:
+ * they go back in batches with a chance to reschedule between them.
  */
 void gpin_range_release(struct gpin_range *r, bool dirty)
 {
-	if (!r->pages)
-		return;
-	unpin_user_pages_dirty_lock(r->pages, r->npages, dirty && r->write);
-	gpin_stats_live(r->mode, -(long)r->npages);
-	gpin_pins_unreserve(r->npages);
+	unsigned long done, n;
+
+	if (r->held) {
+		for (done = 0; done < r->npages; done += n) {
+			n = min_t(unsigned long, r->npages - done,
+				  GPIN_BATCH_MAX);
+			unpin_user_pages_dirty_lock(r->pages + done, n,
+						    dirty && r->write);
+			cond_resched();
+		}
+		gpin_stats_live(r->stats, r->mode, -(long)r->npages);
+		gpin_pins_unreserve(r->npages);
+		r->held = false;
+	}
 	kvfree(r->pages);
 	r->pages = NULL;
 }

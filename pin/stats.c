@@ -3,12 +3,14 @@
  * gpin statistics: per-CPU counters per mode, summed on read, exported
  * through GPIN_IOC_STATS and /sys/kernel/debug/gpin/stats.
  */
+#include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 
 #include "gpin_internal.h"
 
@@ -21,48 +23,77 @@ static const char * const gpin_mode_names[GPIN_MODE_COUNT] = {
 	[GPIN_MODE_KERNEL] = "kernel",
 };
 
-/* Must be followed by gpin_stats_put_cpu(); preemption is off between. */
-struct gpin_pcpu_mode *gpin_stats_this_cpu(u32 mode)
-{
-	struct gpin_pcpu_stats *s = get_cpu_ptr(gpin_pcpu);
-
-	return &s->mode[mode];
-}
-
-void gpin_stats_put_cpu(void)
-{
-	put_cpu_ptr(gpin_pcpu);
-}
-
-void gpin_stats_live(u32 mode, long delta)
-{
-	this_cpu_add(gpin_pcpu->mode[mode].live_pages, delta);
-}
-
 /*
- * The worst interrupts-off window of @mode so far, if @ns is worse.  The
- * fast walk calls it with interrupts off, the kernel mode (range.c) after
- * each call, preemptible: the per-CPU read-compare-write must not migrate
- * or be preempted by another update on the same CPU, hence get_cpu_ptr().
+ * Every update is a this_cpu_*() operation, safe against interrupts on the
+ * same CPU: a request's pages are released (live_pages, dio_*) in its
+ * completion, which may interrupt a pin call's own updates.
  */
-void gpin_stats_irqoff(u32 mode, u64 ns)
-{
-	struct gpin_pcpu_mode *m = gpin_stats_this_cpu(mode);
+#define gpin_pcpu_add(set, m, field, v) \
+	this_cpu_add((set)->mode[m].field, v)
 
-	if (ns > m->max_irqoff_ns)
-		m->max_irqoff_ns = ns;
-	gpin_stats_put_cpu();
+static void gpin_stats_pin_one(struct gpin_pcpu_stats __percpu *set,
+			       u32 mode, const struct gpin_pin_tally *t)
+{
+	struct gpin_pcpu_mode *m;
+
+	gpin_pcpu_add(set, mode, calls, 1);
+	gpin_pcpu_add(set, mode, lock_wait_ns, t->lock_wait_ns);
+	gpin_pcpu_add(set, mode, fallbacks, (u64)t->fallback);
+	if (t->failed) {
+		gpin_pcpu_add(set, mode, failures, 1);
+	} else {
+		gpin_pcpu_add(set, mode, pages, t->pages);
+		gpin_pcpu_add(set, mode, fast_pages, t->fast_pages);
+		gpin_pcpu_add(set, mode, huge_leaves, t->huge);
+		gpin_pcpu_add(set, mode, live_pages, t->pages);
+	}
+	/* a read-compare-write: neither migrated nor preempted meanwhile */
+	m = &get_cpu_ptr(set)->mode[mode];
+	if (t->max_irqoff_ns > m->max_irqoff_ns)
+		m->max_irqoff_ns = t->max_irqoff_ns;
+	put_cpu_ptr(set);
+}
+
+/* One gpin_range_pin() call, for the module and for @file. */
+void gpin_stats_pin(struct gpin_pcpu_stats __percpu *file, u32 mode,
+		    const struct gpin_pin_tally *t)
+{
+	gpin_stats_pin_one(gpin_pcpu, mode, t);
+	if (file)
+		gpin_stats_pin_one(file, mode, t);
+}
+
+/* Pages of @mode pinned (@delta > 0) or released; any context. */
+void gpin_stats_live(struct gpin_pcpu_stats __percpu *file, u32 mode,
+		     long delta)
+{
+	gpin_pcpu_add(gpin_pcpu, mode, live_pages, delta);
+	if (file)
+		gpin_pcpu_add(file, mode, live_pages, delta);
 }
 
 /* One direct I/O request finished with @res (bytes or -errno). */
-void gpin_stats_dio(u32 mode, long res)
+void gpin_stats_dio(struct gpin_pcpu_stats __percpu *file, u32 mode,
+		    long res)
 {
-	struct gpin_pcpu_mode *m = gpin_stats_this_cpu(mode);
+	gpin_pcpu_add(gpin_pcpu, mode, dio_requests, 1);
+	if (file)
+		gpin_pcpu_add(file, mode, dio_requests, 1);
+	if (res > 0) {
+		gpin_pcpu_add(gpin_pcpu, mode, dio_bytes, res);
+		if (file)
+			gpin_pcpu_add(file, mode, dio_bytes, res);
+	}
+}
 
-	m->dio_requests++;
-	if (res > 0)
-		m->dio_bytes += res;
-	gpin_stats_put_cpu();
+struct gpin_pcpu_stats __percpu *gpin_stats_file_alloc(void)
+{
+	return alloc_percpu(struct gpin_pcpu_stats);
+}
+
+void gpin_stats_file_free(struct gpin_pcpu_stats __percpu *file)
+{
+	free_percpu(file);
 }
 
 long gpin_live_pages(void)
@@ -79,8 +110,9 @@ long gpin_live_pages(void)
 	return sum;
 }
 
-/* Fills the counter part of @st (everything but size/flags/file fields). */
-void gpin_stats_read(struct gpin_stats *st)
+/* Fills the counter part of @st from @set (the module's, or a file's). */
+static void gpin_stats_read(struct gpin_pcpu_stats __percpu *set,
+			    struct gpin_stats *st)
 {
 	int cpu, i;
 
@@ -90,7 +122,7 @@ void gpin_stats_read(struct gpin_stats *st)
 	st->max_pages_per_file = GPIN_MAX_PAGES_PER_FILE;
 	memset(st->mode, 0, sizeof(st->mode));
 	for_each_possible_cpu(cpu) {
-		struct gpin_pcpu_stats *s = per_cpu_ptr(gpin_pcpu, cpu);
+		struct gpin_pcpu_stats *s = per_cpu_ptr(set, cpu);
 
 		for (i = 0; i < GPIN_MODE_COUNT; i++) {
 			struct gpin_pcpu_mode *c = &s->mode[i];
@@ -122,12 +154,12 @@ void gpin_stats_read(struct gpin_stats *st)
  * being zeroed may survive.  Live counts are state, not statistics, and are
  * kept.
  */
-void gpin_stats_reset(void)
+static void gpin_stats_zero(struct gpin_pcpu_stats __percpu *set)
 {
 	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
-		struct gpin_pcpu_stats *s = per_cpu_ptr(gpin_pcpu, cpu);
+		struct gpin_pcpu_stats *s = per_cpu_ptr(set, cpu);
 
 		for (i = 0; i < GPIN_MODE_COUNT; i++) {
 			struct gpin_pcpu_mode *c = &s->mode[i];
@@ -146,6 +178,40 @@ void gpin_stats_reset(void)
 	}
 }
 
+/* GPIN_IOC_STATS */
+long gpin_stats(struct gpin_file *gf, void *arg, void __user *uarg)
+{
+	struct gpin_stats *st = arg;
+	bool file = st->flags & GPIN_STATS_FILE;
+
+	if (st->flags & ~GPIN_STATS_FLAGS_ALL)
+		return -EINVAL;
+	gpin_stats_read(file ? gf->stats : gpin_pcpu, st);
+	st->size = sizeof(*st);
+	st->file_live_pages = atomic_long_read(&gf->live_pages);
+	return copy_to_user(uarg, st, sizeof(*st)) ? -EFAULT : 0;
+}
+
+/*
+ * GPIN_IOC_STATS_RESET: a file's own counters, or, for an administrator,
+ * the module's, which every other user of the module reads too.
+ */
+long gpin_stats_reset(struct gpin_file *gf, void *arg, void __user *uarg)
+{
+	struct gpin_stats_reset *sr = arg;
+
+	if (sr->flags & ~GPIN_STATS_FLAGS_ALL)
+		return -EINVAL;
+	if (sr->flags & GPIN_STATS_FILE) {
+		gpin_stats_zero(gf->stats);
+		return 0;
+	}
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	gpin_stats_zero(gpin_pcpu);
+	return 0;
+}
+
 static int gpin_stats_show(struct seq_file *sf, void *unused)
 {
 	struct gpin_stats *st;
@@ -154,7 +220,7 @@ static int gpin_stats_show(struct seq_file *sf, void *unused)
 	st = kzalloc(sizeof(*st), GFP_KERNEL);
 	if (!st)
 		return -ENOMEM;
-	gpin_stats_read(st);
+	gpin_stats_read(gpin_pcpu, st);
 	seq_printf(sf, "live_pages %llu\nbatch %u\n", st->live_pages,
 		   st->batch);
 	seq_puts(sf, "mode calls pages fast_pages fallbacks huge_leaves lock_wait_ns max_irqoff_ns live_pages failures dio_requests dio_bytes\n");

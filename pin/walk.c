@@ -445,6 +445,29 @@ static int gpin_pgd_range(struct mm_struct *mm, unsigned long addr,
 }
 
 /**
+ * gpin_walk_undo - drop pins the walk took, one call per folio
+ * @pages: pages a gpin_walk_range() pinned, in address order
+ * @nr: how many
+ *
+ * For a window that overlapped a fork (range.c): without the sanity
+ * checks of unpin_user_pages(), which a page fork has just shared fails
+ * (the kernel's GUP-fast undoes such a window the same way).  Any context.
+ */
+void gpin_walk_undo(struct page **pages, unsigned long nr)
+{
+	unsigned long i, n;
+
+	for (i = 0; i < nr; i += n) {
+		struct folio *folio = page_folio(pages[i]);
+
+		for (n = 1; i + n < nr && page_folio(pages[i + n]) == folio;
+		     n++)
+			;
+		gpin_unpin(folio, n);
+	}
+}
+
+/**
  * gpin_walk_range - pin the pages of [addr, end)
  * @mm: current->mm
  * @addr: page-aligned start

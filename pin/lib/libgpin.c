@@ -82,20 +82,43 @@ int libgpin_unpin(struct libgpin *g, uint32_t handle)
 	return ioctl(g->fd, GPIN_IOC_UNPIN, &u) ? -1 : 0;
 }
 
-int libgpin_stats(struct libgpin *g, struct gpin_stats *st)
+static int stats_read(struct libgpin *g, struct gpin_stats *st,
+		      unsigned int flags)
 {
 	memset(st, 0, sizeof(*st));
 	st->size = sizeof(*st);
+	st->flags = flags;
 	return ioctl(g->fd, GPIN_IOC_STATS, st) ? -1 : 0;
+}
+
+static int stats_reset(struct libgpin *g, unsigned int flags)
+{
+	struct gpin_stats_reset r = {
+		.size = sizeof(r),
+		.flags = flags,
+	};
+
+	return ioctl(g->fd, GPIN_IOC_STATS_RESET, &r) ? -1 : 0;
+}
+
+int libgpin_stats(struct libgpin *g, struct gpin_stats *st)
+{
+	return stats_read(g, st, 0);
 }
 
 int libgpin_stats_reset(struct libgpin *g)
 {
-	struct gpin_stats_reset r = {
-		.size = sizeof(r),
-	};
+	return stats_reset(g, 0);
+}
 
-	return ioctl(g->fd, GPIN_IOC_STATS_RESET, &r) ? -1 : 0;
+int libgpin_file_stats(struct libgpin *g, struct gpin_stats *st)
+{
+	return stats_read(g, st, GPIN_STATS_FILE);
+}
+
+int libgpin_file_stats_reset(struct libgpin *g)
+{
+	return stats_reset(g, GPIN_STATS_FILE);
 }
 
 void libgpin_dio_prep(struct gpin_dio *d, int fd, enum gpin_dio_op op,

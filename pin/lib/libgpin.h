@@ -49,8 +49,14 @@ int libgpin_pin(struct libgpin *g, const void *start, uint64_t npages,
 	     enum gpin_mode mode, unsigned int flags, uint64_t *pfns,
 	     uint32_t *handle, uint64_t *fast_pages);
 int libgpin_unpin(struct libgpin *g, uint32_t handle);
+/*
+ * The module's counters, all files together (the reset needs
+ * CAP_SYS_ADMIN), and those of @g's own file alone (zero at open).
+ */
 int libgpin_stats(struct libgpin *g, struct gpin_stats *st);
 int libgpin_stats_reset(struct libgpin *g);
+int libgpin_file_stats(struct libgpin *g, struct gpin_stats *st);
+int libgpin_file_stats_reset(struct libgpin *g);
 
 /*
  * Direct I/O, like preadv()/pwritev() on an O_DIRECT descriptor (@op is

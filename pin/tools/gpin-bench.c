@@ -155,21 +155,35 @@ static void *map_buffer(int thp)
 	return a;
 }
 
-static void read_stats(struct libgpin *g, int mode, struct cell_stats *c)
+/*
+ * Adds @mode's counters of a file (GPIN_STATS_FILE: that file's own work,
+ * whatever other users of the module do) to @c; the longest
+ * interrupts-off window is the longest of them.
+ */
+static void add_file_counters(const struct gpin_stats *st, int mode,
+			      struct cell_stats *c)
+{
+	const struct gpin_mode_stats *m = &st->mode[mode];
+
+	c->calls += m->calls;
+	c->pages += m->pages;
+	c->fast_pages += m->fast_pages;
+	c->fallbacks += m->fallbacks;
+	c->huge += m->huge_leaves;
+	c->lock_wait_ms += m->lock_wait_ns / 1e6;
+	if (m->max_irqoff_ns / 1e3 > c->irqoff_us)
+		c->irqoff_us = m->max_irqoff_ns / 1e3;
+}
+
+/* A single-thread cell: its file's counters, zeroed at the cell's start. */
+static void read_file_stats(struct libgpin *g, int mode, struct cell_stats *c)
 {
 	struct gpin_stats st;
-	const struct gpin_mode_stats *m;
 
-	if (libgpin_stats(g, &st))
+	if (libgpin_file_stats(g, &st))
 		die("stats");
-	m = &st.mode[mode];
-	c->calls = m->calls;
-	c->pages = m->pages;
-	c->fast_pages = m->fast_pages;
-	c->fallbacks = m->fallbacks;
-	c->huge = m->huge_leaves;
-	c->lock_wait_ms = m->lock_wait_ns / 1e6;
-	c->irqoff_us = m->max_irqoff_ns / 1e3;
+	memset(c, 0, sizeof(*c));
+	add_file_counters(&st, mode, c);
 }
 
 /* One pin + unpin of @n pages; exits on error (a benchmark must not lie). */
@@ -257,13 +271,13 @@ static void run_single(struct libgpin *g, const struct opts *o,
 	struct single_pass whole = { 0 }, apart = { 0 };
 	unsigned long pos = 0;
 
-	libgpin_stats_reset(g);
+	libgpin_file_stats_reset(g);
 	run_pass(g, c, buf, &pos, o->duration / 2, false, &whole);
 	run_pass(g, c, buf, &pos, o->duration / 2, true, &apart);
 	c->ns_per_page = whole.seconds * 1e9 / whole.pages;
 	c->pin_ns_per_page = apart.pin_s * 1e9 / apart.pages;
 	c->unpin_ns_per_page = apart.unpin_s * 1e9 / apart.pages;
-	read_stats(g, c->mode, &c->st);
+	read_file_stats(g, c->mode, &c->st);
 	munmap(buf, BUF_PAGES * PAGE);
 }
 
@@ -272,6 +286,7 @@ struct worker {
 	char *buf;
 	unsigned long batch, start, count;
 	int mode;
+	struct gpin_stats st;	/* a pinner's file's counters at its end */
 };
 
 static int go, stop;
@@ -294,6 +309,9 @@ static void *pinner(void *arg)
 		w->count += w->batch;
 		pos = next_pos(pos, w->batch);
 	}
+	/* the thread's own file: exactly its work (zero at open) */
+	if (libgpin_file_stats(g, &w->st))
+		die("stats");
 	libgpin_close(g);
 	return NULL;
 }
@@ -321,8 +339,7 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-static void run_threads(struct libgpin *g, const struct opts *o,
-			struct thread_cell *c)
+static void run_threads(const struct opts *o, struct thread_cell *c)
 {
 	char *buf = map_buffer(0);
 	struct worker *w = calloc(c->nthreads + 1, sizeof(*w));
@@ -344,19 +361,20 @@ static void run_threads(struct libgpin *g, const struct opts *o,
 			pthread_create(&w[i].tid, NULL, writer, &w[i]);
 	}
 	usleep(100000);
-	libgpin_stats_reset(g);
 	t0 = now();
 	STORE(go, 1);
 	usleep((useconds_t)(o->duration * 1e6));
 	STORE(stop, 1);
 	t = now() - t0;
+	memset(&c->st, 0, sizeof(c->st));
 	for (i = 0; i <= c->nthreads; i++) {
 		if (i < c->nthreads || c->writer)
 			pthread_join(w[i].tid, NULL);
-		if (i < c->nthreads)
+		if (i < c->nthreads) {
 			pages += w[i].count;
+			add_file_counters(&w[i].st, c->mode, &c->st);
+		}
 	}
-	read_stats(g, c->mode, &c->st);
 	c->pages_per_s = pages / t;
 	c->writer_ops_per_s = c->writer ? w[c->nthreads].count / t : 0;
 	free(w);
@@ -549,7 +567,7 @@ int main(int argc, char **argv)
 					t->writer = o.writer.v[k];
 					t->nthreads = o.nthreads.v[i];
 					t->mode = o.modes.v[m];
-					run_threads(g, &o, t);
+					run_threads(&o, t);
 					printf("| %lu | %s | %s | %.3g M | %.3g k | %.0f | %.0f | %.2f | %.1f |\n",
 					       t->nthreads, yesno[t->writer],
 					       mode_names[t->mode],

@@ -21,7 +21,7 @@ static void usage(FILE *f)
 		"usage: gpin-stat [-r] [INTERVAL [COUNT]]\n"
 		"  no INTERVAL: print the counters once\n"
 		"  INTERVAL:    every INTERVAL seconds, the change per second\n"
-		"  -r:          reset the counters first\n"
+		"  -r:          reset the module's counters first (needs CAP_SYS_ADMIN)\n"
 		"gpin-stat " GPIN_VERSION "\n");
 }
 

@@ -111,6 +111,18 @@ fi
 rc=$?
 [ "$rc" = 77 ] && exit 77
 
+# The ioctl fuzzer, on the scratch devices the tests are done with: every
+# command from several threads, with fork, close and munmap interleaved
+# (tests/pin/gpin-fuzz.c); the unload and the log check below follow it.
+if [ -x "${GPIN_FUZZ:-}" ] && [ -n "${GPIN_TEST_BLKDEV:-}" ]; then
+	seed=$(date +%s)
+	if ! "$GPIN_FUZZ" "${GPIN_FUZZ_SECONDS:-60}" "$seed" \
+		"$GPIN_TEST_BLKDEV" ${GPIN_TEST_NULLB:-}; then
+		echo "FAIL: gpin-fuzz (seed $seed)"
+		rc=1
+	fi
+fi
+
 echo "# debugfs stats after the tests:"
 sed 's/^/#   /' /sys/kernel/debug/gpin/stats 2>/dev/null
 # An open file holds the module.
@@ -171,9 +183,13 @@ DM_DISABLE_UDEV=1 dmsetup remove --noudevsync "$frzdm" "$mpdm" 2>/dev/null
 swapoff /dev/zram0 2>/dev/null
 rmmod null_blk brd zram 2>/dev/null
 echo "# kernel log since the tests started: $(dmesg | wc -l) lines"
-if dmesg | grep -E "BUG|WARNING|Oops|general protection|gpin.*leak" >/dev/null; then
+# What a kernel bug leaves in the log: BUG and WARNING (with slub_debug a
+# slab report is "BUG <cache>: Poison overwritten", "Redzone overwritten",
+# ...), oopses, a page freed in use.
+bad="BUG|WARNING|Oops|general protection|Poison overwritten|Redzone|Bad page|gpin.*leak"
+if dmesg | grep -E "$bad" >/dev/null; then
 	echo "FAIL: kernel log shows a problem:"
-	dmesg | grep -E -B2 -A20 "BUG|WARNING|Oops|general protection" | head -80
+	dmesg | grep -E -B2 -A20 "$bad" | head -80
 	rc=1
 fi
 exit "$rc"

@@ -8,6 +8,8 @@
 #   KERNEL: 6.1 (default), 6.12, or an exact release; several run in turn.
 #   GPIN_PIN_KERNELS="6.1 6.12" does the same as arguments.
 #   GPIN_RACE_SECONDS=N (default 5) bounds the race test.
+#   GPIN_STRESS_SECONDS=N (default 2) each stress cell (test_pin_stress.c).
+#   GPIN_FUZZ_SECONDS=N (default 60) the ioctl fuzzer (gpin-fuzz.c).
 #   GPIN_BATCH=N sets the module's batch parameter (1..512) before the tests.
 #   GPIN_PIN_BUILDDIR (default <top>/build-pin) holds the builds.
 #
@@ -41,11 +43,14 @@ cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I "$TOP/include" -I "$TOP/pin/lib" \
 	"$TOP/tests/pin/test_pin.c" "$TOP/tests/pin/test_pin_dio.c" \
 	"$TOP/tests/pin/test_pin_foll.c" "$TOP/tests/pin/test_pin_mm.c" \
-	"$TOP/tests/pin/test_pin_io.c" \
+	"$TOP/tests/pin/test_pin_io.c" "$TOP/tests/pin/test_pin_stress.c" \
 	"$TOP/pin/lib/libgpin.c" \
 	"${check_flags[@]}" -pthread -o "$BUILD/test_pin"
 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I "$TOP/include" "$TOP/tests/pin/gpin-orphan.c" -o "$BUILD/gpin-orphan"
+cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-I "$TOP/include" "$TOP/tests/pin/gpin-fuzz.c" -pthread \
+	-o "$BUILD/gpin-fuzz"
 
 status=0
 for k in "${kernels[@]}"; do
@@ -60,14 +65,20 @@ for k in "${kernels[@]}"; do
 	# One 1 GiB huge page reserved at boot (test_hugetlb_1g) and two
 	# NUMA nodes to migrate between (move_pages).  With numa=fake=2 on
 	# 4 GiB no node keeps a free, aligned GiB once its memmap is placed
-	# (the reservation fails); on 6 GiB the second node does.
+	# (the reservation fails); on 6 GiB the second node does.  Slab
+	# debugging (sanity checks, red zones, poisoning, owners): a write to
+	# a freed object is reported at the object's next allocation or free,
+	# and a read of one finds poison, which in-host.sh's log check sees.
 	"$TOP/tests/rig/rig" --kernel "$k" --timeout 1200 --mem 6G \
-		--append "hugepagesz=1G hugepages=1 numa=fake=2" \
+		--append "hugepagesz=1G hugepages=1 numa=fake=2 slub_debug=FZPU" \
 		--insmod "$BUILD/$KVER/gpin.ko" \
 		--env "GPIN_RACE_SECONDS=${GPIN_RACE_SECONDS:-5}" \
+		--env "GPIN_STRESS_SECONDS=${GPIN_STRESS_SECONDS:-2}" \
+		--env "GPIN_FUZZ_SECONDS=${GPIN_FUZZ_SECONDS:-60}" \
 		--env "GPIN_BATCH=${GPIN_BATCH:-}" \
 		--env "GPIN_KO=$BUILD/$KVER/gpin.ko" \
 		--env "GPIN_ORPHAN=$BUILD/gpin-orphan" \
+		--env "GPIN_FUZZ=$BUILD/gpin-fuzz" \
 		-- "$TOP/tests/pin/in-host.sh" "$BUILD/test_pin" || rc=$?
 	echo "=== kernel $k: exit $rc"
 	case $rc in

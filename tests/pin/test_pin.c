@@ -148,6 +148,104 @@ unsigned long long wait_unpinned(void)
 	return st.live_pages;
 }
 
+/*
+ * NR_FOLL_PIN_ACQUIRED minus NR_FOLL_PIN_RELEASED of /proc/vmstat: the
+ * pins held system-wide, or -1 when they cannot be read exactly.  Each CPU
+ * keeps a share of a vmstat counter that reaches the global one only past
+ * a threshold, so every share is folded in first (vm.stat_refresh, root).
+ * The rig's test host runs nothing else that pins while a test runs (a
+ * busybox init, output on the console; on 6.12 the block layer's O_DIRECT
+ * and 9p's uncached I/O would pin, and nothing issues them), so a test
+ * sees its own pins exactly.
+ */
+long long pins_held(void)
+{
+	long long v, acquired = -1, released = -1;
+	char name[64];
+	FILE *f;
+	int fd;
+
+	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	if (fd < 0)
+		return -1;
+	if (write(fd, "1", 1) != 1) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	f = fopen("/proc/vmstat", "r");
+	ck_assert_ptr_nonnull(f);
+	while (fscanf(f, "%63s %lld", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acquired = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			released = v;
+	}
+	fclose(f);
+	ck_assert_msg(acquired >= 0 && released >= 0,
+		      "no nr_foll_pin_* in /proc/vmstat");
+	return acquired - released;
+}
+
+/*
+ * Whether none of the @n pages at @buf is pinned any more, asked of the
+ * kernel itself: fork() copies a page for the child when
+ * page_maybe_dma_pinned() says it may be pinned (its reference count is
+ * GUP_PIN_COUNTING_BIAS or more) and shares it copy-on-write otherwise.
+ * So a child that sees every page at the parent's PFN shares them all: no
+ * pin is left (a leaked one keeps the count that high).  The pages must be
+ * present, anonymous and not written meanwhile.
+ */
+bool pages_unpinned(const void *buf, size_t n)
+{
+	uint64_t *mine = calloc(n, sizeof(*mine));
+	uint64_t *child = calloc(n, sizeof(*child));
+	int pfd[2], fd, status;
+	size_t got = 0, i;
+	bool same = true;
+	pid_t pid;
+
+	ck_assert(mine && child);
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pagemap_pfns(fd, buf, n, mine), 0);
+	close(fd);
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = open("/proc/self/pagemap", O_RDONLY);
+		if (fd < 0 || pagemap_pfns(fd, buf, n, child))
+			_exit(1);
+		_exit(write(pfd[1], child, n * sizeof(*child)) !=
+		      (ssize_t)(n * sizeof(*child)));
+	}
+	close(pfd[1]);
+	while (got < n * sizeof(*child)) {
+		ssize_t r = read(pfd[0], (char *)child + got,
+				 n * sizeof(*child) - got);
+
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	close(pfd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status) &&
+		      got == n * sizeof(*child), "pagemap of the child");
+	for (i = 0; i < n; i++) {
+		ck_assert_msg(mine[i], "page %zu not present", i);
+		if (mine[i] != child[i]) {
+			fprintf(stderr, "# page %zu copied at fork: pinned\n",
+				i);
+			same = false;
+		}
+	}
+	free(mine);
+	free(child);
+	return same;
+}
+
 /* The live counter must be back to zero once our file is closed. */
 void teardown(void)
 {
@@ -642,7 +740,7 @@ START_TEST(test_bad_sizes)
 	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_STATS, &st), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	st.size = sizeof(st);
-	st.flags = 1;
+	st.flags = GPIN_STATS_FLAGS_ALL + 1;
 	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_STATS, &st), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	st.flags = 0;
@@ -651,7 +749,7 @@ START_TEST(test_bad_sizes)
 	ck_assert_uint_eq(st.nr_modes, GPIN_MODE_COUNT);
 	ck_assert_uint_eq(st.max_pages_per_pin, GPIN_MAX_PAGES_PER_PIN);
 
-	r.flags = 1;
+	r.flags = GPIN_STATS_FLAGS_ALL + 1;
 	ck_assert_int_eq(ioctl(libgpin_fd(g), GPIN_IOC_STATS_RESET, &r), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	r.flags = 0;
@@ -664,6 +762,51 @@ START_TEST(test_bad_sizes)
 	ck_assert_int_eq(ioctl(libgpin_fd(g), _IO(GPIN_IOC_TYPE, 0x7f), &u), -1);
 	ck_assert_int_eq(errno, ENOTTY);
 	ck_assert_int_eq(ioctl(libgpin_fd(g), _IOWR('T', 1, int), &u), -1);
+	ck_assert_int_eq(errno, ENOTTY);
+}
+END_TEST
+
+/*
+ * Command numbers: type 0xBC, each with its direction and struct.  The
+ * numbers gpin.ko once used (type 0xB7, nsfs's: UNPIN, STATS and
+ * STATS_RESET were NS_GET_USERNS, _PARENT and _NSTYPE bit for bit) and a
+ * command with the wrong direction are -ENOTTY; other size bits reach the
+ * command, whose struct's own size field rules.
+ */
+START_TEST(test_ioctl_numbers)
+{
+	static const unsigned int old_nrs[] = {
+		0x00, 0x01, 0x02, 0x03, 0x10, 0x11, 0x12, 0x13,
+	};
+	struct {
+		struct gpin_stats st;
+		uint8_t tail[64];
+	} big = { .st = { .size = sizeof(big) } };
+	struct gpin_unpin u = { .size = sizeof(u) };
+	unsigned int i;
+
+	ck_assert_uint_eq(_IOC_TYPE(GPIN_IOC_PIN), 0xBC);
+	ck_assert_uint_eq(_IOC_DIR(GPIN_IOC_PIN), _IOC_READ | _IOC_WRITE);
+	ck_assert_uint_eq(_IOC_SIZE(GPIN_IOC_PIN), sizeof(struct gpin_pin));
+	ck_assert_uint_eq(_IOC_DIR(GPIN_IOC_UNPIN), _IOC_WRITE);
+	ck_assert_uint_eq(_IOC_DIR(GPIN_IOC_DIO_REAP), _IOC_READ | _IOC_WRITE);
+	for (i = 0; i < sizeof(old_nrs) / sizeof(old_nrs[0]); i++) {
+		errno = 0;
+		ck_assert_int_eq(ioctl(libgpin_fd(g), _IO(0xB7, old_nrs[i]), &u),
+				 -1);
+		ck_assert_int_eq(errno, ENOTTY);
+	}
+	/* UNPIN's number and struct, read-write instead of write */
+	ck_assert_int_eq(ioctl(libgpin_fd(g), _IOWR(GPIN_IOC_TYPE, 0x01,
+						     struct gpin_unpin), &u), -1);
+	ck_assert_int_eq(errno, ENOTTY);
+	/* STATS with a later, larger struct's size bits and a zero tail */
+	ck_assert_int_eq(ioctl(libgpin_fd(g), _IOWR(GPIN_IOC_TYPE, 0x02,
+						     big), &big), 0);
+	ck_assert_uint_eq(big.st.nr_modes, GPIN_MODE_COUNT);
+	ck_assert_int_eq(ioctl(libgpin_fd(g), _IOC(_IOC_READ | _IOC_WRITE,
+						    GPIN_IOC_TYPE, 0x40, 8), &u),
+			 -1);
 	ck_assert_int_eq(errno, ENOTTY);
 }
 END_TEST
@@ -1153,6 +1296,7 @@ static Suite *gpin_suite(void)
 	tcase_add_loop_test(tc, test_bad_pin, 0,
 			    sizeof(bad_pins) / sizeof(bad_pins[0]));
 	tcase_add_test(tc, test_bad_sizes);
+	tcase_add_test(tc, test_ioctl_numbers);
 	tcase_add_test(tc, test_bad_handles);
 	tcase_add_loop_test(tc, test_bad_pfns_readonly, 0, GPIN_MODE_COUNT);
 	tcase_add_test(tc, test_bad_file_cap);
@@ -1175,6 +1319,7 @@ static Suite *gpin_suite(void)
 	foll_add_tcases(s);
 	mm_add_tcases(s);
 	io_add_tcases(s);
+	stress_add_tcases(s);
 
 	return s;
 }

@@ -4,6 +4,7 @@
 #define TEST_PIN_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,11 +36,28 @@ unsigned long get_param(const char *name);
 /* The same, set to @value; returns the old value. */
 unsigned long set_param(const char *name, unsigned long value);
 
+/*
+ * NR_FOLL_PIN_ACQUIRED - NR_FOLL_PIN_RELEASED of /proc/vmstat after
+ * vm.stat_refresh: the pins held system-wide, -1 when not readable exactly.
+ */
+long long pins_held(void);
+/* Whether no page of @n at @buf is pinned (fork shares them all). */
+bool pages_unpinned(const void *buf, size_t n);
+
 /* Waits up to 20 s for the module's live pinned pages to reach zero. */
 unsigned long long wait_unpinned(void);
 
 /* test_pin_dio.c */
 void dio_add_tcases(Suite *s);
+/*
+ * The direct I/O targets tests/pin/in-host.sh sets up: a brd ramdisk (its
+ * requests complete inside submit_bio(), in the submitting thread), a
+ * null_blk completing from a timer interrupt later, a file on ext4.
+ */
+enum dio_target { T_BRD, T_NULLB, T_EXT4, T_COUNT };
+extern const char *const dio_target_names[T_COUNT];
+/* Opens @t read/write (-1 and a SKIP line when it is not set up). */
+int dio_open_target(enum dio_target t, int flags);
 
 /* test_pin_foll.c */
 void foll_add_tcases(Suite *s);
@@ -49,5 +67,8 @@ void mm_add_tcases(Suite *s);
 
 /* test_pin_io.c */
 void io_add_tcases(Suite *s);
+
+/* test_pin_stress.c */
+void stress_add_tcases(Suite *s);
 
 #endif /* TEST_PIN_H */

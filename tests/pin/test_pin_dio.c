@@ -29,9 +29,7 @@
 #include "libgpin.h"
 #include "test_pin.h"
 
-enum target { T_BRD, T_NULLB, T_EXT4, T_COUNT };
-
-static const char *const target_names[T_COUNT] = {
+const char *const dio_target_names[T_COUNT] = {
 	"brd", "null_blk", "ext4 file",
 };
 
@@ -39,7 +37,7 @@ static const char *const target_names[T_COUNT] = {
 #define FILE_SIZE	(8UL << 20)
 
 /* Open target @t read/write, without O_DIRECT unless @flags says so. */
-static int open_target(enum target t, int flags)
+int dio_open_target(enum dio_target t, int flags)
 {
 	static char path[PATH_MAX];
 	const char *env;
@@ -64,7 +62,7 @@ static int open_target(enum target t, int flags)
 	}
 	if (!env) {
 		fprintf(stderr, "# SKIP dio on %s: no target set up\n",
-			target_names[t]);
+			dio_target_names[t]);
 		return -1;
 	}
 	fd = open(env, O_RDWR | flags);
@@ -115,7 +113,7 @@ static void rt_copy(struct iovec *iov, char *flat, int to_flat)
 /* Loop index: target * GPIN_MODE_COUNT + mode. */
 START_TEST(test_dio_roundtrip)
 {
-	enum target t = _i / GPIN_MODE_COUNT;
+	enum dio_target t = _i / GPIN_MODE_COUNT;
 	int mode = _i % GPIN_MODE_COUNT;
 	off_t off = (1 << 20) + (off_t)_i * 128 * 1024;
 	char *buf = map_anon(DIO_BUF_PAGES * PAGE, PROT_READ | PROT_WRITE);
@@ -124,10 +122,10 @@ START_TEST(test_dio_roundtrip)
 	struct gpin_stats a, b;
 	int fd, dfd;
 
-	fd = open_target(t, 0);
+	fd = dio_open_target(t, 0);
 	if (fd < 0)
 		return;
-	dfd = open_target(t, O_DIRECT);
+	dfd = dio_open_target(t, O_DIRECT);
 	ck_assert_int_eq(posix_memalign((void **)&flat, PAGE, RT_BYTES), 0);
 	ck_assert_int_eq(posix_memalign((void **)&back, PAGE, RT_BYTES), 0);
 	rt_iov(buf, iov);
@@ -140,7 +138,7 @@ START_TEST(test_dio_roundtrip)
 	ck_assert_int_eq(pread(dfd, back, RT_BYTES, off), RT_BYTES);
 	rt_copy(iov, flat, 1);
 	ck_assert_msg(!memcmp(flat, back, RT_BYTES), "%s/%s: write differs",
-		      target_names[t], libgpin_mode_name(mode));
+		      dio_target_names[t], libgpin_mode_name(mode));
 
 	/* O_DIRECT pwrite, gpin read */
 	fill(flat, RT_BYTES, _i + 100);
@@ -150,7 +148,7 @@ START_TEST(test_dio_roundtrip)
 				  mode), RT_BYTES);
 	rt_copy(iov, back, 1);
 	ck_assert_msg(!memcmp(flat, back, RT_BYTES), "%s/%s: read differs",
-		      target_names[t], libgpin_mode_name(mode));
+		      dio_target_names[t], libgpin_mode_name(mode));
 	/* bytes between the segments were not touched */
 	ck_assert_int_eq(buf[2 * PAGE + 511], 0);
 	ck_assert_int_eq(buf[6 * PAGE], 0);
@@ -170,13 +168,13 @@ END_TEST
 /* A read across the end of the device or file is short, as preadv's. */
 START_TEST(test_dio_short)
 {
-	enum target t = _i;
+	enum dio_target t = _i;
 	char *buf = map_anon(16 * PAGE, PROT_READ | PROT_WRITE);
 	struct iovec iov = { buf, 16 * PAGE };
 	off_t end;
 	int fd;
 
-	fd = open_target(t, 0);
+	fd = dio_open_target(t, 0);
 	if (fd < 0)
 		return;
 	end = lseek(fd, 0, SEEK_END);
@@ -200,7 +198,7 @@ static void dio_setup(void)
 	setup();
 	dio_buf = map_anon(2048 * PAGE, PROT_READ | PROT_WRITE);
 	touch(dio_buf, 2048 * PAGE, 0);
-	dio_fd = open_target(T_BRD, 0);
+	dio_fd = dio_open_target(T_BRD, 0);
 }
 
 static void dio_teardown(void)
@@ -404,7 +402,7 @@ static void async_round(int fd, enum gpin_dio_op op, char *buf, int mode,
 
 START_TEST(test_dio_async)
 {
-	enum target t = _i;
+	enum dio_target t = _i;
 	size_t len = ASYNC_REQS * 2 * PAGE;
 	char *buf = map_anon(len, PROT_READ | PROT_WRITE);
 	char *back = map_anon(len, PROT_READ | PROT_WRITE);
@@ -412,7 +410,7 @@ START_TEST(test_dio_async)
 	int fd, efd, m;
 	long long reqs = 0;
 
-	fd = open_target(t, 0);
+	fd = dio_open_target(t, 0);
 	if (fd < 0)
 		return;
 	efd = eventfd(0, EFD_CLOEXEC);
@@ -424,7 +422,7 @@ START_TEST(test_dio_async)
 	async_round(fd, GPIN_DIO_READ, back, 1, efd);
 	stats(&b);
 	ck_assert_msg(!memcmp(buf, back, len), "%s: data differs",
-		      target_names[t]);
+		      dio_target_names[t]);
 	for (m = 0; m < GPIN_MODE_COUNT; m++)
 		reqs += DELTA(&a, &b, m, dio_requests);
 	ck_assert_int_eq(reqs, 2 * ASYNC_REQS);
@@ -575,9 +573,9 @@ START_TEST(test_dio_close_inflight)
 	int i, fd, status;
 	pid_t pid;
 
-	fd = open_target(T_NULLB, 0);
+	fd = dio_open_target(T_NULLB, 0);
 	if (fd < 0)
-		fd = open_target(T_BRD, 0);
+		fd = dio_open_target(T_BRD, 0);
 	if (fd < 0)
 		return;
 	touch(buf, len, 1);
@@ -686,10 +684,10 @@ START_TEST(test_dio_munmap_inflight)
 	struct gpin_stats st;
 	int fd, dfd;
 
-	fd = open_target(T_NULLB, 0);
+	fd = dio_open_target(T_NULLB, 0);
 	if (fd < 0)
 		return;
-	dfd = open_target(T_NULLB, O_DIRECT);
+	dfd = dio_open_target(T_NULLB, O_DIRECT);
 	ck_assert_ptr_nonnull(want);
 	ck_assert_int_eq(posix_memalign((void **)&back, PAGE, len), 0);
 	fill(want, len, 4242);
@@ -732,10 +730,10 @@ START_TEST(test_dio_fork_inflight)
 	int fd, dfd, status;
 	pid_t pid;
 
-	fd = open_target(T_NULLB, 0);
+	fd = dio_open_target(T_NULLB, 0);
 	if (fd < 0)
 		return;
-	dfd = open_target(T_NULLB, O_DIRECT);
+	dfd = dio_open_target(T_NULLB, O_DIRECT);
 	ck_assert_ptr_nonnull(want);
 	ck_assert_int_eq(posix_memalign((void **)&back, PAGE, len), 0);
 	fill(want, len, 777);

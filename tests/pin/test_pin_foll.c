@@ -93,45 +93,6 @@ static long long reap_one(struct libgpin *gp, double secs)
 }
 
 /*
- * NR_FOLL_PIN_ACQUIRED minus NR_FOLL_PIN_RELEASED of /proc/vmstat: the
- * pins held system-wide, or -1 when they cannot be read exactly.  Each CPU
- * keeps a share of a vmstat counter that reaches the global one only past
- * a threshold, so every share is folded in first (vm.stat_refresh, root).
- * The rig's test host runs nothing else that pins while a test runs (a
- * busybox init, output on the console; on 6.12 the block layer's O_DIRECT
- * and 9p's uncached I/O would pin, and nothing issues them), so a test
- * sees its own pins exactly.
- */
-static long long pins_held(void)
-{
-	long long v, acquired = -1, released = -1;
-	char name[64];
-	FILE *f;
-	int fd;
-
-	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
-	if (fd < 0)
-		return -1;
-	if (write(fd, "1", 1) != 1) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	f = fopen("/proc/vmstat", "r");
-	ck_assert_ptr_nonnull(f);
-	while (fscanf(f, "%63s %lld", name, &v) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acquired = v;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			released = v;
-	}
-	fclose(f);
-	ck_assert_msg(acquired >= 0 && released >= 0,
-		      "no nr_foll_pin_* in /proc/vmstat");
-	return acquired - released;
-}
-
-/*
  * The case the kernel fixed with FOLL_PIN: a direct-I/O READ into the
  * start of a private anonymous page is in flight (a slow device), the
  * process forks, and the parent writes elsewhere in the same page (its
@@ -318,14 +279,33 @@ static void drop_cap(int cap)
 	ck_assert_int_eq(syscall(SYS_capset, &hdr, data), 0);
 }
 
+/* VmPin of /proc/self/status, in KiB: the process's pinned_vm. */
+static long vm_pin_kib(void)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	ck_assert_msg(kib >= 0, "no VmPin in /proc/self/status");
+	return kib;
+}
+
 /*
- * PIN handles are long-term pins charged to RLIMIT_MEMLOCK (pinned_vm),
- * like VFIO's and io_uring's, for a process without CAP_IPC_LOCK.
+ * PIN handles are long-term pins charged to the process's pinned_vm
+ * (VmPin) against RLIMIT_MEMLOCK, as RDMA charges registered memory, for
+ * a process without CAP_IPC_LOCK; not to locked_vm (VmLck), which is
+ * mlock()'s (handle.c says why).
  */
 START_TEST(test_memlock_limit)
 {
 	struct rlimit rl = { 16 * PAGE, 16 * PAGE };
 	char *p = map_anon(32 * PAGE, PROT_READ | PROT_WRITE);
+	long pinned = vm_pin_kib();
 	uint32_t h1, h2;
 
 	touch(p, 32 * PAGE, 7);
@@ -333,6 +313,7 @@ START_TEST(test_memlock_limit)
 	drop_cap(CAP_IPC_LOCK);
 	ck_assert_int_eq(libgpin_pin(g, p, 12, _i, GPIN_PIN_WRITE, NULL, &h1,
 				  NULL), 0);
+	ck_assert_int_eq(vm_pin_kib() - pinned, 12 * PAGE / 1024);
 	ck_assert_int_eq(libgpin_pin(g, p + 12 * PAGE, 8, _i, GPIN_PIN_WRITE,
 				  NULL, &h2, NULL), -1);
 	ck_assert_int_eq(errno, ENOMEM);
@@ -343,7 +324,62 @@ START_TEST(test_memlock_limit)
 				  NULL), 0);
 	ck_assert_int_eq(libgpin_unpin(g, h1), 0);
 	ck_assert_int_eq(libgpin_unpin(g, h2), 0);
+	ck_assert_int_eq(vm_pin_kib(), pinned);
 	munmap(p, 32 * PAGE);
+}
+END_TEST
+
+/*
+ * A file's own counters (GPIN_STATS_FILE) count its work alone, from
+ * zero at open, and its reset leaves the others; the module's counters
+ * count everybody's, and only an administrator may reset them.
+ */
+START_TEST(test_stats_per_file)
+{
+	char *p = map_anon(8 * PAGE, PROT_READ | PROT_WRITE);
+	struct libgpin *other = libgpin_open();
+	struct gpin_stats mine, theirs, all0, all1;
+	uint32_t h;
+
+	ck_assert_ptr_nonnull(other);
+	touch(p, 8 * PAGE, 3);
+	ck_assert_int_eq(libgpin_stats(g, &all0), 0);
+	ck_assert_int_eq(libgpin_pin(g, p, 8, _i, GPIN_PIN_WRITE, NULL, &h,
+				     NULL), 0);
+	ck_assert_int_eq(libgpin_file_stats(g, &mine), 0);
+	ck_assert_int_eq(libgpin_file_stats(other, &theirs), 0);
+	ck_assert_int_eq(libgpin_stats(other, &all1), 0);
+	ck_assert_uint_eq(mine.mode[_i].calls, 1);
+	ck_assert_uint_eq(mine.mode[_i].pages, 8);
+	ck_assert_uint_eq(mine.mode[_i].live_pages, 8);
+	ck_assert_uint_eq(mine.live_pages, 8);
+	ck_assert_uint_eq(theirs.mode[_i].calls, 0);
+	ck_assert_uint_eq(theirs.live_pages, 0);
+	ck_assert_uint_ge(all1.mode[_i].calls - all0.mode[_i].calls, 1);
+
+	/* the file's reset: its statistics, not its state, not the module's */
+	ck_assert_int_eq(libgpin_file_stats_reset(g), 0);
+	ck_assert_int_eq(libgpin_file_stats(g, &mine), 0);
+	ck_assert_uint_eq(mine.mode[_i].calls, 0);
+	ck_assert_uint_eq(mine.mode[_i].live_pages, 8);
+	ck_assert_int_eq(libgpin_stats(g, &all0), 0);
+	ck_assert_uint_ge(all0.mode[_i].calls, all1.mode[_i].calls);
+
+	ck_assert_int_eq(libgpin_unpin(g, h), 0);
+	ck_assert_int_eq(libgpin_file_stats(g, &mine), 0);
+	ck_assert_uint_eq(mine.live_pages, 0);
+	libgpin_close(other);
+	munmap(p, 8 * PAGE);
+}
+END_TEST
+
+/* Zeroing every user's module-wide counters is an administrator's act. */
+START_TEST(test_stats_reset_needs_admin)
+{
+	drop_cap(CAP_SYS_ADMIN);
+	ck_assert_int_eq(libgpin_stats_reset(g), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(libgpin_file_stats_reset(g), 0);
 }
 END_TEST
 
@@ -638,6 +674,8 @@ void foll_add_tcases(Suite *s)
 			    GPIN_MODE_COUNT);
 	tcase_add_loop_test(tc, test_pins_counted, 0, GPIN_MODE_COUNT);
 	tcase_add_loop_test(tc, test_memlock_limit, 0, GPIN_MODE_COUNT);
+	tcase_add_loop_test(tc, test_stats_per_file, 0, GPIN_MODE_COUNT);
+	tcase_add_test(tc, test_stats_reset_needs_admin);
 	tcase_add_loop_test(tc, test_pfns_need_admin, 0, GPIN_MODE_COUNT);
 	tcase_add_loop_test(tc, test_huge_zero_page, 0, GPIN_MODE_COUNT);
 	tcase_add_test(tc, test_dio_threads);

@@ -56,8 +56,6 @@ struct gpin_queue {
 
 struct gpin_backend {
 	enum gpin_mode mode;
-	struct gpin_stats st0;		/* the module's counters at start */
-	bool st0_ok;
 	unsigned int nq;
 	struct gpin_queue q[];
 };
@@ -217,46 +215,64 @@ static int gpin_event_fd(struct blk_backend *be, unsigned int q)
 }
 
 /*
- * The module's counters for this backend's mode since start, as "blkN-gpin"
- * counters (module-wide: other users of the mode count too).  Pin
- * fallbacks are the fast path's lockless walk giving up; 0 is the goal.
+ * This disk's counters from gpin.ko: the sum over its queues' files, each
+ * counting its own work since it was opened (GPIN_STATS_FILE), whatever
+ * other VMs and processes do with the module.  False when one cannot be
+ * read.
+ */
+static bool disk_counters(struct gpin_backend *gb, struct gpin_mode_stats *sum)
+{
+	struct gpin_stats st;
+	unsigned int i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < gb->nq; i++) {
+		const struct gpin_mode_stats *m = &st.mode[gb->mode];
+
+		if (!gb->q[i].g || libgpin_file_stats(gb->q[i].g, &st))
+			return false;
+		sum->dio_requests += m->dio_requests;
+		sum->calls += m->calls;
+		sum->fallbacks += m->fallbacks;
+		sum->lock_wait_ns += m->lock_wait_ns;
+	}
+	return gb->nq > 0;
+}
+
+/*
+ * As "blkN-gpin" counters.  Pin fallbacks are the fast path's lockless
+ * walk giving up; 0 is the goal.
  */
 static void gpin_counters(struct blk_backend *be, counter_fn fn, void *opaque)
 {
 	struct gpin_backend *gb = gpin_be(be);
-	const struct gpin_mode_stats *a, *b;
-	struct gpin_stats st = { 0 };
+	struct gpin_mode_stats m;
 	char dev[32];
 
-	if (!gb || !gb->st0_ok || !gb->nq || libgpin_stats(gb->q[0].g, &st))
+	if (!gb || !disk_counters(gb, &m))
 		return;
-	a = &gb->st0.mode[gb->mode];
-	b = &st.mode[gb->mode];
 	snprintf(dev, sizeof(dev), "blk%u-gpin", be->p.disk_index);
-	fn(opaque, dev, "dio_requests", b->dio_requests - a->dio_requests);
-	fn(opaque, dev, "pin_calls", b->calls - a->calls);
-	fn(opaque, dev, "pin_fallbacks", b->fallbacks - a->fallbacks);
-	fn(opaque, dev, "mmap_lock_wait_us",
-	   (b->lock_wait_ns - a->lock_wait_ns) / 1000);
+	fn(opaque, dev, "dio_requests", m.dio_requests);
+	fn(opaque, dev, "pin_calls", m.calls);
+	fn(opaque, dev, "pin_fallbacks", m.fallbacks);
+	fn(opaque, dev, "mmap_lock_wait_us", m.lock_wait_ns / 1000);
 }
 
-/* The module's counters for this backend's mode since start, on stderr. */
-static void print_module_stats(struct blk_backend *be)
+/* The same on stderr, when the disk stops. */
+static void print_disk_counters(struct blk_backend *be)
 {
 	struct gpin_backend *gb = gpin_be(be);
-	const struct gpin_mode_stats *a = &gb->st0.mode[gb->mode], *b;
-	struct gpin_stats st = { 0 };
+	struct gpin_mode_stats m;
 
-	if (!gb->st0_ok || !gb->nq || libgpin_stats(gb->q[0].g, &st))
+	if (!disk_counters(gb, &m))
 		return;
-	b = &st.mode[gb->mode];
 	pr_info("blk%u: gpin.ko pin=%s: %llu DIO requests, "
 		"%llu pin calls, %llu fallbacks, %llu us mmap_lock wait",
 		be->p.disk_index, libgpin_mode_name(gb->mode),
-		(unsigned long long)(b->dio_requests - a->dio_requests),
-		(unsigned long long)(b->calls - a->calls),
-		(unsigned long long)(b->fallbacks - a->fallbacks),
-		(unsigned long long)((b->lock_wait_ns - a->lock_wait_ns) / 1000));
+		(unsigned long long)m.dio_requests,
+		(unsigned long long)m.calls,
+		(unsigned long long)m.fallbacks,
+		(unsigned long long)(m.lock_wait_ns / 1000));
 }
 
 static void gpin_stop(struct blk_backend *be)
@@ -266,7 +282,7 @@ static void gpin_stop(struct blk_backend *be)
 
 	if (!gb)
 		return;
-	print_module_stats(be);
+	print_disk_counters(be);
 	for (i = 0; i < gb->nq; i++) {
 		struct gpin_queue *gq = &gb->q[i];
 
@@ -327,8 +343,6 @@ static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
 		gb->q[i].efd = -1;
 	for (i = 0; i < nq && !ret; i++)
 		ret = queue_init(be, &gb->q[i]);
-	if (!ret)
-		gb->st0_ok = !libgpin_stats(gb->q[0].g, &gb->st0);
 	if (ret) {
 		if (ret == -ENOENT)
 			pr_err("%s: pin=%s: no %s (gpin.ko "
