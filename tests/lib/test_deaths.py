@@ -154,6 +154,27 @@ class TestHostDeath(unittest.TestCase):
         self.assertEqual(deaths.gpin_frames(GPIN_OOPS),
                          ["gpin_walk_pmd+0x1c", "[gpin]", "gpin_pin_range+0x80"])
 
+    def test_unreliable_frames_are_not_gpin_code(self):
+        # TCG's cross-modifying code: an int3 left in a jump label of
+        # sched_clock_cpu(); gpin only in the unwinder's "?" guesses
+        oops = ("[  130.187517] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n"
+                "[  130.188389] RIP: 0010:sched_clock_cpu+0x9/0x190\n"
+                "[  130.189387] Call Trace:\n"
+                "[  130.189387]  update_rq_clock+0x35/0x1a0\n"
+                "[  130.189387]  __do_sys_sched_yield+0xe/0x20\n"
+                "[  130.189387]  ? gpin_dio_reap+0x313/0x370 [gpin]\n"
+                "[  130.189387]  ? gpin_ioctl+0xc1/0x110 [gpin]\n"
+                "[  130.189387] Kernel panic - not syncing: Fatal exception"
+                " in interrupt\n")
+        self.assertEqual(deaths.gpin_frames(oops), [])
+        self.assertFalse(deaths.test_host_death(oops, began=True).in_gpin)
+        # the same trace with one reliable gpin frame is gpin's
+        reliable = oops.replace("  update_rq_clock+0x35/0x1a0",
+                                "  gpin_dio_put+0x20/0x90 [gpin]")
+        self.assertEqual(deaths.gpin_frames(reliable),
+                         ["gpin_dio_put+0x20", "[gpin]"])
+        self.assertTrue(deaths.test_host_death(reliable, began=True).in_gpin)
+
     def test_reset_silence_wedge_boot(self):
         self.assertEqual(deaths.test_host_death("@@RIG-BEGIN@@\n", True).kind,
                          "reset")

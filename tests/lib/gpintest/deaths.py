@@ -80,11 +80,20 @@ class Death:
 
 
 def gpin_frames(text):
-    """The gpin.ko frames that a kernel trace in TEXT names, in order."""
+    """The gpin.ko frames that a kernel trace in TEXT names, in order.
+
+    Not the entries the unwinder marks "?": those are words found on the
+    stack that look like return addresses, left by calls that have long
+    returned (a task that went from gpin's ioctl into sched_yield() keeps
+    "? gpin_dio_reap+0x313" below its frames), not part of the chain that
+    faulted.  The faulting RIP and every reliable frame still count."""
     seen = []
-    for m in _GPIN_FRAME.finditer(text):
-        if m.group(0) not in seen:
-            seen.append(m.group(0))
+    for line in text.splitlines():
+        if _clean(line).startswith("? "):
+            continue
+        for m in _GPIN_FRAME.finditer(line):
+            if m.group(0) not in seen:
+                seen.append(m.group(0))
     return seen
 
 
