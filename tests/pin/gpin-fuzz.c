@@ -66,7 +66,14 @@ static const int known_errnos[] = {
 };
 
 static atomic_int gfds[NFILES];		/* -1: closed */
-static char *_Atomic regions[NREGIONS];
+/*
+ * The buffers: NREGIONS slots of REGION_PAGES in one reservation, a
+ * PROT_NONE guard page after each, so that a pin or a READ running past a
+ * buffer (the module rightly allows one spanning several mappings) meets
+ * the guard and never the fuzzer's own stacks or heap.
+ */
+static char *arena;
+#define SLOT_PAGES	(REGION_PAGES + 1)
 static int devices[MAX_DEVICES], ndevices;
 static int efd;
 static atomic_int stop;
@@ -106,7 +113,7 @@ static uint32_t pick_size(unsigned int *seed, uint32_t right)
 /* An address: a region (maybe unmapped now), its middle, junk, kernel. */
 static uint64_t pick_addr(unsigned int *seed)
 {
-	char *r = atomic_load(&regions[rnd(seed, NREGIONS)]);
+	char *r = arena + rnd(seed, NREGIONS) * SLOT_PAGES * PAGE;
 
 	switch (rnd(seed, 10)) {
 	case 0: return 0;
@@ -177,7 +184,8 @@ static unsigned long one_call(unsigned int *seed, int fd, enum cmd c)
 	} a;
 	static _Thread_local struct gpin_dio reqs[8];
 	static _Thread_local struct iovec iov[8][4];
-	static _Thread_local struct gpin_dio_event ev[64];
+	/* a REAP with any nr may write GPIN_DIO_MAX_BATCH events */
+	static _Thread_local struct gpin_dio_event ev[GPIN_DIO_MAX_BATCH];
 	unsigned int i, n;
 
 	memset(&a, 0, sizeof(a));
@@ -285,16 +293,21 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static char *map_region(void)
+/* Slot @i mapped anew (@prot, populated) or, with PROT_NONE, reserved. */
+static void map_slot(unsigned int i, int prot, int flags)
 {
-	char *p = mmap(NULL, REGION_PAGES * PAGE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *want = arena + i * SLOT_PAGES * PAGE;
+	char *p = mmap(want, REGION_PAGES * PAGE, prot,
+		       MAP_PRIVATE | MAP_ANONYMOUS | flags |
+		       (prot == PROT_NONE ? MAP_NORESERVE : MAP_POPULATE),
+		       -1, 0);
 
-	if (p == MAP_FAILED) {
+	if (p == MAP_FAILED && errno == EEXIST)
+		return;	/* something took the hole: leave it to the guard */
+	if (p != want) {
 		perror("gpin-fuzz: mmap");
 		exit(1);
 	}
-	return p;
 }
 
 /*
@@ -305,7 +318,7 @@ static char *map_region(void)
 static void chaos(unsigned int *seed)
 {
 	int i = rnd(seed, NFILES), fd, status;
-	char *old, *p;
+	char *p;
 	pid_t pid;
 
 	switch (rnd(seed, 4)) {
@@ -316,11 +329,15 @@ static void chaos(unsigned int *seed)
 		atomic_store(&gfds[i], open(GPIN_DEVICE_PATH, O_RDWR));
 		break;
 	case 1:
-		p = map_region();
-		if (!rnd(seed, 4))
-			mprotect(p, REGION_PAGES * PAGE, PROT_READ);
-		old = atomic_exchange(&regions[rnd(seed, NREGIONS)], p);
-		munmap(old, REGION_PAGES * PAGE);
+		/* pinned or under I/O, maybe: zapped all the same */
+		i = rnd(seed, NREGIONS);
+		p = arena + i * SLOT_PAGES * PAGE;
+		if (rnd(seed, 2)) {
+			munmap(p, REGION_PAGES * PAGE);
+			map_slot(i, PROT_NONE, MAP_FIXED_NOREPLACE);
+		}
+		map_slot(i, rnd(seed, 4) ? PROT_READ | PROT_WRITE : PROT_READ,
+			 MAP_FIXED);
 		break;
 	case 2:
 		pid = fork();
@@ -426,8 +443,14 @@ int main(int argc, char **argv)
 		perror(GPIN_DEVICE_PATH);
 		return 2;
 	}
+	arena = mmap(NULL, NREGIONS * SLOT_PAGES * PAGE, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (arena == MAP_FAILED) {
+		perror("gpin-fuzz: mmap");
+		return 2;
+	}
 	for (i = 0; i < NREGIONS; i++)
-		atomic_store(&regions[i], map_region());
+		map_slot(i, PROT_READ | PROT_WRITE, MAP_FIXED);
 	before = pins_held();
 	printf("# gpin-fuzz: %s s, seed %u, %d devices, %d threads\n",
 	       argv[1], seed, ndevices, NTHREADS);
