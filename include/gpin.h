@@ -323,7 +323,8 @@ struct gpin_dio_event {
  *	after this call
  *
  * Never blocks.  Return: the number of events copied, 0 when none is
- * ready.  Events come in completion order.  A request's pages are
+ * ready.  Events come about in completion order: a read whose pages must
+ * first be marked dirty under their lock comes when that is done.  A request's pages are
  * released (and, for reads, dirtied) when its I/O completes, before its
  * event becomes visible: an event waiting to be reaped holds no page and
  * no file reference, so a process that never reaps pins nothing.
@@ -355,10 +356,10 @@ struct gpin_set_eventfd {
  * ioctl numbers: type 0xBC, free in Documentation/userspace-api/ioctl/
  * ioctl-number.rst (as of Linux 6.12), not registered there.  Each command
  * encodes its direction and its struct, so strace, audit and seccomp can
- * tell them apart.  The size bits name the struct as this header defines
- * it; the module matches commands by type, number and direction, and the
- * struct's own @size field decides how much it reads, so a caller built
- * against a later, larger struct still reaches the same command.
+ * tell them apart.  The module takes each number exactly as written here
+ * (a seccomp or LSM rule on a command must not be sidestepped with other
+ * size bits); a struct grows through its own @size field, not through its
+ * command's number.
  */
 #define GPIN_IOC_TYPE		0xBC
 #define GPIN_IOC_PIN		_IOWR(GPIN_IOC_TYPE, 0x00, struct gpin_pin)

@@ -86,6 +86,8 @@
  * @node: in gf->dio_events once published
  * @work: finishes the request (dirtying pages) or frees it (orphan)
  * @submitter: the task that issued it (fault injection only)
+ * @issuing: the submitter is inside the file's code for it, holding its
+ *	reference (fault injection only)
  * @user_data: the caller's cookie
  * @res: bytes transferred or -errno
  * @mode: enum gpin_mode the pages were pinned with
@@ -104,6 +106,7 @@ struct gpin_dio_req {
 	struct list_head node;
 	struct work_struct work;
 	struct task_struct *submitter;
+	bool issuing;
 	u64 user_data;
 	long res;
 	u32 mode;
@@ -126,6 +129,8 @@ static struct workqueue_struct *gpin_dio_wq;
  */
 static unsigned int gpin_close_delay_us;
 module_param_named(close_delay_us, gpin_close_delay_us, uint, 0600);
+MODULE_PARM_DESC(close_delay_us,
+		 "fault injection for the tests: a close sleeps this long before it frees its completed requests (0, the default: never; at most 1 s)");
 
 /*
  * Fault injection for the tests (tests/pin, stress): microseconds a
@@ -139,13 +144,15 @@ module_param_named(close_delay_us, gpin_close_delay_us, uint, 0600);
  */
 static unsigned int gpin_complete_delay_us;
 module_param_named(complete_delay_us, gpin_complete_delay_us, uint, 0600);
+MODULE_PARM_DESC(complete_delay_us,
+		 "fault injection for the tests: a completion on its submitter's stack sleeps this long there (0, the default: never; at most 100 ms)");
 
 /* Pages of synchronous requests that a file queued: pinned for good. */
 static atomic_long_t gpin_dio_leaked;
 
 static struct gpin_dio_req *gpin_dio_req_alloc(struct gpin_file *gf)
 {
-	struct gpin_dio_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
+	struct gpin_dio_req *req = kzalloc(sizeof(*req), GFP_KERNEL_ACCOUNT);
 
 	if (!req)
 		return NULL;
@@ -164,6 +171,7 @@ static void gpin_dio_req_free(struct gpin_dio_req *req)
 	struct gpin_file *gf = req->gf;
 	unsigned int i;
 
+	might_sleep();
 	for (i = 0; i < req->nr_ranges; i++)
 		gpin_range_release(&req->ranges[i], req->dirty);
 	kfree(req->ranges);
@@ -353,9 +361,10 @@ static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
 
 	ret = -ENOMEM;
 	if (nb) {
-		req->ranges = kcalloc(nb, sizeof(*req->ranges), GFP_KERNEL);
+		req->ranges = kcalloc(nb, sizeof(*req->ranges),
+				      GFP_KERNEL_ACCOUNT);
 		req->bvec = kvmalloc_array(npages, sizeof(*req->bvec),
-					   GFP_KERNEL);
+					   GFP_KERNEL_ACCOUNT);
 		if (!req->ranges || !req->bvec)
 			goto out;
 	}
@@ -487,13 +496,16 @@ out:
 }
 
 /*
- * A completion on its submitter's own stack, in a context that may sleep:
- * where gpin_complete_delay_us widens the window the submitter's
- * reference closes (top of file).
+ * A completion on its submitter's own stack while the submitter is inside
+ * the file's code for this request (so it holds its reference, and the
+ * file and the module stay), in a context that may sleep: where
+ * gpin_complete_delay_us widens the window that reference closes (top of
+ * file).  Not any completion on that task: one of an earlier request,
+ * run when a plug is flushed, may be its request's last reference.
  */
 static bool gpin_dio_on_submitter(const struct gpin_dio_req *req)
 {
-	return READ_ONCE(gpin_complete_delay_us) &&
+	return READ_ONCE(gpin_complete_delay_us) && req->issuing &&
 	       current == req->submitter && preemptible() &&
 	       !rcu_preempt_depth();
 }
@@ -540,7 +552,9 @@ static int gpin_dio_submit_one(struct gpin_file *gf, const struct gpin_dio *d)
 	req->dirty = !req->write;
 	/* ours and the completion's (top of file) */
 	refcount_set(&req->refs, 2);
+	req->issuing = true;
 	ret = gpin_dio_issue(req);
+	req->issuing = false;
 	if (ret != -EIOCBQUEUED) {
 		/* done or failed without ->ki_complete: its reference too */
 		req->res = gpin_dio_result(ret);

@@ -32,7 +32,7 @@ struct gpin_file *gpin_file_create(void)
 
 	if ((current->flags & PF_KTHREAD) || !current->mm)
 		return ERR_PTR(-EPERM);
-	gf = kzalloc(sizeof(*gf), GFP_KERNEL);
+	gf = kzalloc(sizeof(*gf), GFP_KERNEL_ACCOUNT);
 	if (!gf)
 		return ERR_PTR(-ENOMEM);
 	gf->stats = gpin_stats_file_alloc();
@@ -67,6 +67,7 @@ void gpin_file_get(struct gpin_file *gf)
  */
 void gpin_file_put(struct gpin_file *gf)
 {
+	might_sleep();
 	if (!refcount_dec_and_test(&gf->refs))
 		return;
 	WARN_ON_ONCE(atomic_long_read(&gf->live_pages));

@@ -38,11 +38,17 @@ static void gpin_uncharge_pinned(struct gpin_file *gf, unsigned long npages)
 	atomic64_sub(npages, &gf->mm->pinned_vm);
 }
 
+/*
+ * A write handle's pages are dirtied on release, as VFIO and RDMA do: a
+ * device may have written them through the frame numbers, not through
+ * the process's ptes, and a clean page could then be dropped or written
+ * back without that data.
+ */
 static void gpin_handle_drop(struct gpin_file *gf, struct gpin_range *r)
 {
 	unsigned long npages = r->npages;
 
-	gpin_range_release(r, false);
+	gpin_range_release(r, r->write);
 	kfree(r);
 	gpin_uncharge_pinned(gf, npages);
 	gpin_file_unaccount(gf, npages);
@@ -99,6 +105,7 @@ long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg)
 	struct gpin_pin __user *up = uarg;
 	struct gpin_pin *p = arg;
 	struct gpin_range *r, *old;
+	u64 fast_pages;
 	u32 handle;
 	int ret;
 
@@ -111,7 +118,7 @@ long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg)
 	ret = gpin_charge_pinned(gf, p->npages);
 	if (ret)
 		goto err_unaccount;
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r) {
 		ret = -ENOMEM;
 		goto err_uncharge;
@@ -127,6 +134,11 @@ long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg)
 		if (ret)
 			goto err_release;
 	}
+	/*
+	 * Once in the table, another thread may guess the handle and unpin
+	 * it: @r is not ours to read after xa_alloc().
+	 */
+	fast_pages = r->fast_pages;
 	ret = xa_alloc(&gf->pins, &handle, r,
 		       XA_LIMIT(1, GPIN_MAX_HANDLES_PER_FILE), GFP_KERNEL);
 	if (ret) {
@@ -136,7 +148,7 @@ long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg)
 	}
 
 	if (put_user(handle, &up->handle) ||
-	    put_user((u64)r->fast_pages, &up->fast_pages)) {
+	    put_user(fast_pages, &up->fast_pages)) {
 		/* Another thread may have guessed the handle and unpinned. */
 		old = xa_erase(&gf->pins, handle);
 		if (old)

@@ -8,6 +8,7 @@
  * gpin_file (file.c); PIN handles are handle.c's, direct I/O dio.c's,
  * counters stats.c's.
  */
+#include <linux/build_bug.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -52,9 +53,9 @@ union gpin_ioctl_arg {
 
 /**
  * struct gpin_ioctl - one command
- * @cmd: its number; matched by type, number and direction (the size in
- *	it is the struct's first size: the struct's own @size field says
- *	how much the caller passes)
+ * @cmd: its number, matched exactly: a seccomp or LSM rule on a command's
+ *	number must not be sidestepped by other size bits.  A struct grows
+ *	through its own @size field, not its number.
  * @ksize: the struct this module knows
  * @own_mm: only from the mm that opened the file (it acts on that mm)
  * @fn: the command, with @arg copied in; @uarg for what it writes back
@@ -69,7 +70,10 @@ struct gpin_ioctl {
 #define GPIN_IOCTL(_cmd, _type, _own_mm, _fn)				\
 	[_IOC_NR(_cmd)] = {						\
 		.cmd = _cmd,						\
-		.ksize = sizeof(_type),					\
+		/* and room for it in the copy-in union */		\
+		.ksize = sizeof(_type) +				\
+			 BUILD_BUG_ON_ZERO(sizeof(_type) >		\
+					   sizeof(union gpin_ioctl_arg)), \
 		.own_mm = _own_mm,					\
 		.fn = _fn,						\
 	}
@@ -99,9 +103,7 @@ static const struct gpin_ioctl *gpin_ioctl_find(unsigned int cmd)
 	if (_IOC_TYPE(cmd) != GPIN_IOC_TYPE || nr >= ARRAY_SIZE(gpin_ioctls))
 		return NULL;
 	ioc = &gpin_ioctls[nr];
-	if (!ioc->fn || _IOC_DIR(cmd) != _IOC_DIR(ioc->cmd))
-		return NULL;
-	return ioc;
+	return ioc->fn && cmd == ioc->cmd ? ioc : NULL;
 }
 
 static long gpin_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

@@ -413,7 +413,8 @@ int gpin_range_pin(struct gpin_range *r, unsigned long start,
 	ret = gpin_pins_reserve(npages);
 	if (ret)
 		return ret;
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL);
+	r->pages = kvmalloc_array(npages, sizeof(*r->pages),
+				  GFP_KERNEL_ACCOUNT);
 	if (!r->pages) {
 		gpin_pins_unreserve(npages);
 		return -ENOMEM;

@@ -88,7 +88,7 @@ void gpin_stats_dio(struct gpin_pcpu_stats __percpu *file, u32 mode,
 
 struct gpin_pcpu_stats __percpu *gpin_stats_file_alloc(void)
 {
-	return alloc_percpu(struct gpin_pcpu_stats);
+	return alloc_percpu_gfp(struct gpin_pcpu_stats, GFP_KERNEL_ACCOUNT);
 }
 
 void gpin_stats_file_free(struct gpin_pcpu_stats __percpu *file)

@@ -460,9 +460,10 @@ void gpin_walk_undo(struct page **pages, unsigned long nr)
 	for (i = 0; i < nr; i += n) {
 		struct folio *folio = page_folio(pages[i]);
 
-		for (n = 1; i + n < nr && page_folio(pages[i + n]) == folio;
-		     n++)
-			;
+		/* the pages of one folio are consecutive in the array */
+		n = 1;
+		while (i + n < nr && page_folio(pages[i + n]) == folio)
+			n++;
 		gpin_unpin(folio, n);
 	}
 }
