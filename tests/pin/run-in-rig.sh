@@ -10,6 +10,7 @@
 #   GPIN_RACE_SECONDS=N (default 5) bounds the race test.
 #   GPIN_STRESS_SECONDS=N (default 2) each stress cell (test_pin_stress.c).
 #   GPIN_FUZZ_SECONDS=N (default 60) the ioctl fuzzer (gpin-fuzz.c).
+#   GPIN_PIN_CASE=NAME runs that Check test case alone (e.g. stress).
 #   GPIN_BATCH=N sets the module's batch parameter (1..512) before the tests.
 #   GPIN_PIN_BUILDDIR (default <top>/build-pin) holds the builds.
 #
@@ -52,6 +53,10 @@ cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I "$TOP/include" "$TOP/tests/pin/gpin-fuzz.c" -pthread \
 	-o "$BUILD/gpin-fuzz"
 
+# Check runs every case unless CK_RUN_CASE names one (an empty one: none).
+case_env=()
+[[ -n ${GPIN_PIN_CASE:-} ]] && case_env=(--env "CK_RUN_CASE=$GPIN_PIN_CASE")
+
 status=0
 for k in "${kernels[@]}"; do
 	echo "=== gpin tests on kernel $k"
@@ -78,7 +83,7 @@ for k in "${kernels[@]}"; do
 		--env "GPIN_BATCH=${GPIN_BATCH:-}" \
 		--env "GPIN_KO=$BUILD/$KVER/gpin.ko" \
 		--env "GPIN_ORPHAN=$BUILD/gpin-orphan" \
-		--env "GPIN_FUZZ=$BUILD/gpin-fuzz" \
+		--env "GPIN_FUZZ=$BUILD/gpin-fuzz" "${case_env[@]}" \
 		-- "$TOP/tests/pin/in-host.sh" "$BUILD/test_pin" || rc=$?
 	echo "=== kernel $k: exit $rc"
 	case $rc in
