@@ -58,6 +58,8 @@ enum dio_target { T_BRD, T_NULLB, T_EXT4, T_COUNT };
 extern const char *const dio_target_names[T_COUNT];
 /* Opens @t read/write (-1 and a SKIP line when it is not set up). */
 int dio_open_target(enum dio_target t, int flags);
+/* Waits (20 s at most) until exactly @n completions are signalled on @efd. */
+void wait_eventfd(int efd, uint64_t n);
 
 /* test_pin_foll.c */
 void foll_add_tcases(Suite *s);

@@ -343,7 +343,7 @@ END_TEST
 #define ASYNC_BATCH	64
 
 /* Wait until @n completions are signalled on @efd (with a timeout). */
-static void wait_eventfd(int efd, uint64_t n)
+void wait_eventfd(int efd, uint64_t n)
 {
 	uint64_t got = 0, v;
 

@@ -25,7 +25,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -458,22 +457,6 @@ START_TEST(test_stress_lifecycle)
 }
 END_TEST
 
-/* Waits for @n completions on @efd. */
-static void wait_completions(int efd, uint64_t n)
-{
-	uint64_t got = 0, v;
-
-	while (got < n) {
-		struct pollfd pfd = { .fd = efd, .events = POLLIN };
-
-		ck_assert_msg(poll(&pfd, 1, 20000) == 1,
-			      "%llu of %llu completions",
-			      (unsigned long long)got, (unsigned long long)n);
-		ck_assert_int_eq(read(efd, &v, sizeof(v)), sizeof(v));
-		got += v;
-	}
-}
-
 /* Submit @n one-page READs into @buf's pages in turn; all must start. */
 static void submit_reads(int fd, char *buf, unsigned int n, int mode)
 {
@@ -532,7 +515,7 @@ START_TEST(test_dio_unreaped_hold_nothing)
 	before = pins_before();
 
 	submit_reads(fd, buf, GPIN_DIO_MAX_INFLIGHT, mode);
-	wait_completions(efd, GPIN_DIO_MAX_INFLIGHT);
+	wait_eventfd(efd, GPIN_DIO_MAX_INFLIGHT);
 	/* all completed, none reaped: nothing pinned, no room for more */
 	check_released(buf, before);
 	iov = (struct iovec){ buf, PAGE };
@@ -541,7 +524,7 @@ START_TEST(test_dio_unreaped_hold_nothing)
 	ck_assert_int_eq(errno, EAGAIN);
 	reap_all(GPIN_DIO_MAX_INFLIGHT);
 	ck_assert_int_eq(libgpin_dio_submit(g, &d, 1), 1);
-	wait_completions(efd, 1);
+	wait_eventfd(efd, 1);
 	reap_all(1);
 
 	ck_assert_int_eq(libgpin_set_eventfd(g, -1), 0);
