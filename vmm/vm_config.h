@@ -27,7 +27,7 @@
 
 /* Who pins the guest's buffers for a disk's direct I/O. */
 enum disk_pin {
-	DISK_PIN_DEFAULT,	/* fast when /dev/gpin exists, else kernel */
+	DISK_PIN_DEFAULT,	/* fast when /dev/gpin opens, else kernel */
 	DISK_PIN_KERNEL,	/* io_uring: the host kernel's own GUP */
 	DISK_PIN_FAST,		/* gpin.ko, fast path */
 	DISK_PIN_LOCKED,	/* gpin.ko, mmap-lock path */

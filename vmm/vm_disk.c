@@ -6,6 +6,7 @@
  * with the machine.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -154,12 +155,36 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
 }
 
 /*
- * Who pins a disk's buffers.  The default is gpin.ko's fast path when the
- * module is there (/dev/gpin exists), else the kernel's own (io_uring).
+ * Whether this process can use gpin.ko: the device opened for real, as
+ * the disk's queues will open it (it may exist and still be the module's
+ * 0600 root-only node, or a group this user is not in).  @why says what
+ * was found either way.
+ */
+static bool gpin_usable(char *why, size_t len)
+{
+	int fd = open("/dev/gpin", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		snprintf(why, len, "/dev/gpin opens");
+		return true;
+	}
+	if (errno == ENOENT)
+		snprintf(why, len, "no /dev/gpin: gpin.ko not loaded");
+	else
+		snprintf(why, len, "/dev/gpin does not open: %s",
+			 strerror(errno));
+	return false;
+}
+
+/*
+ * Who pins a disk's buffers.  The default is gpin.ko's fast path when this
+ * process can open the module's device, else the kernel's own (io_uring).
  */
 static const struct blk_backend_ops *disk_backend(const struct disk_config *d,
 						  unsigned int i)
 {
+	char why[96];
 	bool have_gpin;
 
 	switch (d->pin) {
@@ -172,9 +197,9 @@ static const struct blk_backend_ops *disk_backend(const struct disk_config *d,
 	case DISK_PIN_DEFAULT:
 		break;
 	}
-	have_gpin = access("/dev/gpin", F_OK) == 0;
+	have_gpin = gpin_usable(why, sizeof(why));
 	pr_info("blk%u: default pin=%s (%s)", i, have_gpin ? "fast" : "kernel",
-		have_gpin ? "/dev/gpin exists" : "no /dev/gpin: gpin.ko not loaded");
+		why);
 	return have_gpin ? &blk_backend_gpin_fast_ops : &blk_backend_kernel_ops;
 }
 
