@@ -213,8 +213,9 @@ static void __exit gpin_exit(void)
 {
 	misc_deregister(&gpin_misc);
 	/*
-	 * No file is open, and no orphaned request is left (each holds a
-	 * module reference): every pinned page was released.
+	 * No file is open, and none that was closed with requests in flight
+	 * is left (such a file holds a module reference until its last
+	 * request is freed, file.c): every pinned page was released.
 	 */
 	gpin_dio_exit();
 	WARN_ON(gpin_live_pages());
