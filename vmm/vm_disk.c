@@ -6,13 +6,14 @@
  * with the machine.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <linux/kvm.h>
+
+#include "libgpin.h"
 
 #include "arch/x86/layout.h"
 #include "devices/virtio_blk.h"
@@ -162,17 +163,17 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
  */
 static bool gpin_usable(char *why, size_t len)
 {
-	int fd = open("/dev/gpin", O_RDWR | O_CLOEXEC);
+	struct libgpin *g = libgpin_open();
 
-	if (fd >= 0) {
-		close(fd);
-		snprintf(why, len, "/dev/gpin opens");
+	if (g) {
+		libgpin_close(g);
+		snprintf(why, len, GPIN_DEVICE_PATH " opens");
 		return true;
 	}
 	if (errno == ENOENT)
-		snprintf(why, len, "no /dev/gpin: gpin.ko not loaded");
+		snprintf(why, len, "no " GPIN_DEVICE_PATH ": gpin.ko not loaded");
 	else
-		snprintf(why, len, "/dev/gpin does not open: %s",
+		snprintf(why, len, GPIN_DEVICE_PATH " does not open: %s",
 			 strerror(errno));
 	return false;
 }
