@@ -62,15 +62,16 @@ void options__usage(FILE *out, const char *prog)
 "                       %llu MiB..%llu GiB (default %llu MiB)\n"
 "  -d, --disk PATH[,ro][,pin=fast|locked|kernel][,queues=N][,io=vcpu|iothread]\n"
 "             [,event_idx=on|off][,transport=mmio|pci][,iops=N][,bps=N[KMG]]\n"
-"             [,poll=US][,irq_hold=US]\n"
+"             [,poll=US][,irq_hold=auto|US]\n"
 "                       virtio-blk disk on a file or block device, O_DIRECT;\n"
 "                       up to %d; queues default to one per vCPU (max %d);\n"
 "                       io=vcpu: the notifying vCPU submits (default),\n"
 "                       io=iothread: a thread per queue woken by ioeventfd.\n"
 "                       event_idx=off: do not offer VIRTIO_RING_F_EVENT_IDX.\n"
-"                       transport=mmio: virtio-mmio, one interrupt line\n"
-"                       (default); transport=pci: virtio-pci (modern) on\n"
-"                       PCI bus 0, an MSI-X vector per queue.\n"
+"                       transport=pci: virtio-pci (modern) on PCI bus 0, an\n"
+"                       MSI-X vector per queue (default; mmio when KVM\n"
+"                       cannot inject MSIs); transport=mmio: virtio-mmio,\n"
+"                       one interrupt line.\n"
 "                       pin=fast|locked: gpin.ko's async DIO, pages pinned by\n"
 "                       its lockless walk or under mmap_lock; pin=kernel:\n"
 "                       io_uring (the host kernel pins); default fast when\n"
@@ -81,12 +82,14 @@ void options__usage(FILE *out, const char *prog)
 "                       guest's ring).  poll=US: a busy queue that ran empty\n"
 "                       is looked at again after US microseconds (three\n"
 "                       times) before the guest must notify; default 0, off.\n"
-"                       irq_hold=US: interrupt coalescing: a completion's\n"
-"                       interrupt waits up to US microseconds while the\n"
-"                       guest keeps adding requests to its queue or others\n"
-"                       are in flight, so one interrupt covers several\n"
-"                       (ends early when the guest stops adding; backs off\n"
-"                       at qd1); default 0, off\n"
+"                       irq_hold=auto|US: interrupt coalescing: a\n"
+"                       completion's interrupt waits while the guest keeps\n"
+"                       adding requests to its queue or others are in\n"
+"                       flight, so one interrupt covers several (ends early\n"
+"                       when the guest stops adding; backs off at qd1);\n"
+"                       auto (default): at most the queue's recent\n"
+"                       completion latency (20..4000 us); US: at most US\n"
+"                       microseconds; 0: off\n"
 "      --domain FILE    take the VM from a libvirt <domain type='kvm'> XML,\n"
 "                       validated against libvirt's schema (replaces the\n"
 "                       options above; see docs/LIBVIRT.md)\n"
@@ -120,7 +123,8 @@ void options__usage(FILE *out, const char *prog)
 "\"service = iothread\", \"transport = pci\": for disks that do not say.\n"
 "\n"
 "Counters: at exit, one line per disk queue on stderr, \"blkN-qM: R requests,\n"
-"B bytes, E errors\" (with irq_hold=, \", I interrupts, H holds\" too);\n"
+"B bytes, E errors, I interrupts, H holds\" (without the last two when\n"
+"irq_hold=0);\n"
 "SIGUSR1 prints the same lines while the VM runs,\n"
 "each queue's ring (\"blkN-qM-ring: avail A, taken T, used U, ...\"), then\n"
 "each vCPU's exits, whether it is in the guest, and its registers.\n",
@@ -245,7 +249,25 @@ static int parse_disk_us(const char *w, const char *val, unsigned int *us,
 	return 0;
 }
 
-/* iops=, bps=, poll=, irq_hold=: numbers with a range. */
+/* irq_hold=auto, or microseconds as poll= (0: off). */
+static int parse_irq_hold(const char *val, struct disk_config *d, char *err,
+			  size_t errlen)
+{
+	unsigned int us;
+
+	if (!strcmp(val, "auto")) {
+		d->irq_hold_us = DISK_IRQ_HOLD_AUTO;
+		return 0;
+	}
+	if (parse_disk_us("irq_hold", val, &us, err, errlen))
+		return err__set(err, errlen, "--disk: irq_hold=%s: expected "
+				"auto, or 0 (off) to %d microseconds", val,
+				DISK_POLL_US_MAX);
+	d->irq_hold_us = us;
+	return 0;
+}
+
+/* iops=, bps=, poll=: numbers with a range; irq_hold=. */
 static int parse_disk_number(const char *w, const char *val,
 			     struct disk_config *d, char *err, size_t errlen)
 {
@@ -270,7 +292,7 @@ static int parse_disk_number(const char *w, const char *val,
 	if (!strcmp(w, "poll"))
 		return parse_disk_us(w, val, &d->poll_us, err, errlen);
 	if (!strcmp(w, "irq_hold"))
-		return parse_disk_us(w, val, &d->irq_hold_us, err, errlen);
+		return parse_irq_hold(val, d, err, errlen);
 	return err__set(err, errlen, "--disk: unknown option '%s='", w);
 }
 

@@ -18,7 +18,8 @@ void disk_config__init(struct disk_config *d)
 	memset(d, 0, sizeof(*d));
 	d->pin = DISK_PIN_DEFAULT;
 	d->io = DISK_IO_VCPU;
-	d->transport = DISK_TRANSPORT_MMIO;
+	d->transport = DISK_TRANSPORT_PCI;
+	d->irq_hold_us = DISK_IRQ_HOLD_AUTO;
 }
 
 int vm_config__set_string(char *field, size_t size, const char *src,

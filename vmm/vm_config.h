@@ -57,6 +57,9 @@ enum config_from {
 	CONFIG_FROM_ROUTE,
 };
 
+/* irq_hold=auto: bounded by the queue's own completion latency (default) */
+#define DISK_IRQ_HOLD_AUTO	(-1)
+
 struct disk_config {
 	char path[PATH_MAX];
 	bool ro;
@@ -68,7 +71,7 @@ struct disk_config {
 	uint64_t iops;		/* iops=: requests a second, 0: no limit */
 	uint64_t bps;		/* bps=: READ/WRITE bytes a second, 0: no limit */
 	unsigned int poll_us;	/* poll=: look again at a busy queue, 0: off */
-	unsigned int irq_hold_us; /* irq_hold=: moderate interrupts, 0: off */
+	int irq_hold_us;	/* irq_hold=: DISK_IRQ_HOLD_AUTO, 0 (off) or US */
 	enum config_from pin_from, io_from, transport_from;
 };
 

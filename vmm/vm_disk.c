@@ -217,7 +217,8 @@ static int vm_setup_disk(struct vm *vm, const struct disk_config *d,
 		.iops = d->iops,
 		.bps = d->bps,
 		.poll_us = d->poll_us,
-		.irq_hold_us = d->irq_hold_us,
+		.irq_hold_us = d->irq_hold_us == DISK_IRQ_HOLD_AUTO ?
+			       VIRTIO_BLK_IRQ_HOLD_AUTO : d->irq_hold_us,
 		.backend = disk_backend(d, i),
 		.index = i,
 	};
@@ -234,6 +235,16 @@ static int vm_setup_disk(struct vm *vm, const struct disk_config *d,
 		ret = vm_setup_disk_pci(vm, i, &mem, p.nqueues);
 	else
 		ret = vm_setup_disk_mmio(vm, i, &mem, p.nqueues);
+	/*
+	 * PCI is only the default: a KVM without MSI injection (some
+	 * software ones) still runs the disk, on virtio-mmio.  The check
+	 * comes before anything of the PCI device exists.
+	 */
+	if (ret == -EOPNOTSUPP && d->transport_from == CONFIG_FROM_DEFAULT) {
+		pr_info("blk%u: transport=mmio (KVM lacks KVM_CAP_SIGNAL_MSI, "
+			"which the default transport=pci needs)", i);
+		ret = vm_setup_disk_mmio(vm, i, &mem, p.nqueues);
+	}
 	if (ret == -EOPNOTSUPP)
 		err__set(err, errlen, "--disk %s: KVM lacks "
 			 "KVM_CAP_SIGNAL_MSI, which transport=pci needs",

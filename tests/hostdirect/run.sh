@@ -30,7 +30,10 @@
 #    madt);
 #  - anything but a bzImage >= 2.12 with XLF_KERNEL_64: exit 2, one line on
 #    stderr (bad-*);
-#  - --disk is a virtio-mmio v2 block device at 0xd0000000: writes reach
+#  - --disk is a virtio-mmio v2 block device at 0xd0000000 with
+#    transport=mmio (the payload drives no PCI; every run here gets it from
+#    a host defaults file, GPIN_VMM_CONF, as the API's vm.create has no
+#    such word): writes reach
 #    the backing, reads return them, errors come back as status (virtio);
 #    SIGUSR1 prints its per-queue counters while the guest runs, and
 #    --api-socket's GET vm.counters returns them.
@@ -59,6 +62,8 @@ if [ ! -x "$vmm" ]; then
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpin-hostdirect.XXXXXX") || exit 1
+echo "transport = mmio" >"$tmp/vmm.conf"
+export GPIN_VMM_CONF=$tmp/vmm.conf
 trap 'rm -rf "$tmp"' EXIT
 
 n=0
@@ -176,7 +181,8 @@ stop_vmm() {
 # halted, and its registers), and the VMM goes on until SIGTERM, which
 # prints the counters once more.
 counters_on_sigusr1() {
-	local want="gpin-vmm: blk0-q0: 5 requests, 1024 bytes, 2 errors"
+	# irq_hold=auto (the default) adds its interrupts and holds
+	local want="^gpin-vmm: blk0-q0: 5 requests, 1024 bytes, 2 errors(, [0-9]+ interrupts, [0-9]+ holds)?\$"
 	local problem='' pid running=yes
 	"$vmm" --test-exit-port --kernel "$dir/virtio.bzImage" \
 		--disk "$tmp/disk" --cmdline "wait=1" <"/dev/null" >"$out" 2>"$err" &
@@ -203,7 +209,7 @@ counters_on_sigusr1() {
 		:
 	elif [ "$running" = no ]; then
 		problem="SIGUSR1 ended the VMM (status $status)"
-	elif [ "$(grep -cxF -- "$want" "$err")" -ne 2 ]; then
+	elif [ "$(grep -cE -- "$want" "$err")" -ne 2 ]; then
 		problem="stderr lacks '$want' twice (SIGUSR1, exit)"
 	elif [ "$status" -ne 143 ]; then
 		problem="exit status $status after SIGTERM, expected 143"
@@ -223,7 +229,7 @@ api() {
 # id, from a VM that vm.create / vm.boot made.
 counters_over_api() {
 	local name="--api-socket: GET vm.counters while the guest runs"
-	local want='{"blk0-q0":{"requests":5,"bytes":1024,"errors":2}}'
+	local want='^\{"blk0-q0":\{"requests":5,"bytes":1024,"errors":2(,"interrupts":[0-9]+,"holds":[0-9]+)?\}\}$'
 	local problem='' pid body i
 	if ! command -v curl >/dev/null; then
 		n=$((n + 1))
@@ -246,7 +252,7 @@ counters_over_api() {
 		problem="the guest never reached its wait"
 	else
 		body=$(api GET vm.counters)
-		[ "$body" = "$want" ] || problem="vm.counters: '$body', expected '$want'"
+		[[ $body =~ $want ]] || problem="vm.counters: '$body', expected '$want'"
 	fi
 	stop_vmm "$pid"
 	result "$name" "$problem"

@@ -42,7 +42,18 @@ START_TEST(test_disk_option)
 	ck_assert_int_eq(options__parse_disk("img,event_idx=on", &d, err,
 					     sizeof(err)), 0);
 	ck_assert(!d.no_event_idx);
-	ck_assert_int_eq(d.transport, DISK_TRANSPORT_MMIO);
+	/* the defaults: virtio-pci, interrupt holds bounded by latency */
+	ck_assert_int_eq(d.transport, DISK_TRANSPORT_PCI);
+	ck_assert_int_eq(d.irq_hold_us, DISK_IRQ_HOLD_AUTO);
+	ck_assert_int_eq(options__parse_disk("img,irq_hold=0", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.irq_hold_us, 0);
+	ck_assert_int_eq(options__parse_disk("img,irq_hold=250", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.irq_hold_us, 250);
+	ck_assert_int_eq(options__parse_disk("img,irq_hold=auto", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.irq_hold_us, DISK_IRQ_HOLD_AUTO);
 	ck_assert_int_eq(options__parse_disk("img,transport=pci", &d, err,
 					     sizeof(err)), 0);
 	ck_assert_int_eq(d.transport, DISK_TRANSPORT_PCI);
@@ -75,6 +86,8 @@ static const char *const bad_disk[] = {
 	"img,iops=-1", "img,iops=1k", "img,iops=1000000001", "img,bps=0",
 	"img,bps=1T", "img,bps=5X", "img,bps=M", "img,bps=99999999999999999999",
 	"img,poll=-5", "img,poll=100001", "img,poll=x", "img,poll=",
+	"img,irq_hold=", "img,irq_hold=-1", "img,irq_hold=Auto",
+	"img,irq_hold=100001",
 };
 
 START_TEST(test_disk_option_rejects)

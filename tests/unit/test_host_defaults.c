@@ -134,13 +134,15 @@ START_TEST(test_apply_command_line)
 	ck_assert_int_eq(options__parse(&o, 7, argv, err, sizeof(err)), 0);
 	ck_assert_int_eq(o.vm.disks[0].pin, DISK_PIN_DEFAULT);
 	ck_assert_int_eq(o.vm.disks[0].pin_from, CONFIG_FROM_DEFAULT);
+	/* the built-in transport is pci: the file's mmio must show */
+	ck_assert_int_eq(o.vm.disks[0].transport, DISK_TRANSPORT_PCI);
 	ck_assert_int_eq(parse(&h, "pin = fast\nservice = iothread\n"
-			       "transport = pci\n", err), 0);
+			       "transport = mmio\n", err), 0);
 	host_defaults__apply(&h, &o.vm);
 	ck_assert_int_eq(o.vm.disks[0].pin, DISK_PIN_FAST);
 	ck_assert_int_eq(o.vm.disks[0].pin_from, CONFIG_FROM_HOST);
 	ck_assert_int_eq(o.vm.disks[0].io, DISK_IO_IOTHREAD);
-	ck_assert_int_eq(o.vm.disks[0].transport, DISK_TRANSPORT_PCI);
+	ck_assert_int_eq(o.vm.disks[0].transport, DISK_TRANSPORT_MMIO);
 	ck_assert_int_eq(o.vm.disks[1].pin, DISK_PIN_KERNEL);
 	ck_assert_int_eq(o.vm.disks[1].pin_from, CONFIG_FROM_ROUTE);
 	ck_assert_int_eq(o.vm.disks[1].io, DISK_IO_VCPU);
@@ -221,7 +223,8 @@ START_TEST(test_print)
 	ck_assert_msg(strstr(text, "host defaults: /etc/gpin/vmm.conf, "
 			     "pin=fast (line 2)\n"), "%s", text);
 	ck_assert_msg(strstr(text, "disk blk0: a, queues=one per vCPU, "
-			     "pin=fast, service=vcpu, transport=mmio; from: "
+			     "pin=fast, service=vcpu, transport=pci, "
+			     "irq_hold=auto; from: "
 			     "pin /etc/gpin/vmm.conf:2, service command line, "
 			     "transport default\n"), "%s", text);
 	free(text);

@@ -122,8 +122,10 @@ static void print_disk(FILE *out, const struct disk_config *k, unsigned int i,
 		fprintf(out, ", bps=%llu", (unsigned long long)k->bps);
 	if (k->poll_us)
 		fprintf(out, ", poll=%u", k->poll_us);
-	if (k->irq_hold_us)
-		fprintf(out, ", irq_hold=%u", k->irq_hold_us);
+	if (k->irq_hold_us == DISK_IRQ_HOLD_AUTO)
+		fprintf(out, ", irq_hold=auto");
+	else
+		fprintf(out, ", irq_hold=%d", k->irq_hold_us);
 	print_from(out, "; from: pin", k->pin_from, route, host,
 		   host ? host->pin_line : 0);
 	print_from(out, ", service", k->io_from, route, host,

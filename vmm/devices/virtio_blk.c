@@ -78,6 +78,16 @@
 #define BLK_HOLD_LOOK_GAPS	4
 #define BLK_HOLD_LOOK_MIN_US	10
 #define BLK_HOLD_BACKOFF_MAX	256
+/*
+ * irq_hold=auto: a hold lasts at most the queue's recent completion
+ * latency (submission to reap, averaged), within these bounds: holding
+ * an interrupt longer than a request takes would add more to the guest's
+ * latency than the batch saves.  The upper bound is what a guest under
+ * TCG needed (docs/results/e2e-irq-hold.md); on hardware a queue's
+ * latency is tens of microseconds, and so are its holds.
+ */
+#define BLK_HOLD_AUTO_MIN_US	20
+#define BLK_HOLD_AUTO_MAX_US	4000
 /* poll=: timer passes finding nothing before the driver notifies again */
 #define BLK_POLL_TRIES		3
 /* The backend kept requests back (its ring was full): retry after this. */
@@ -90,6 +100,7 @@ struct blk_slot {
 	struct iovec own_iov[VIRTIO_BLK_SLOT_IOV];
 	uint16_t head;
 	bool busy;
+	uint64_t start_ns;	/* the pass that took it (irq_hold=auto) */
 	unsigned int gen;	/* the queue's generation at submission */
 };
 
@@ -103,6 +114,9 @@ struct blk_queue {
 	bool active;
 	bool need_irq;
 	uint64_t held_ns;		/* irq_hold=: an interrupt held since */
+	long hold_us;			/* the bound of that hold */
+	uint64_t pass_ns;		/* irq_hold=auto: this pass began */
+	uint64_t lat_ns;		/* irq_hold=auto: completion, averaged */
 	uint64_t look_ns;		/* the hold last looked at the ring */
 	uint64_t took_ns;		/* a pass last took chains */
 	uint64_t chain_gap_ns;		/* between two chains, averaged */
@@ -291,9 +305,25 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
 	}
 	slot->busy = true;
 	slot->gen = q->gen;
+	slot->start_ns = q->pass_ns;
 	if (++q->inflight > q->peak_inflight)
 		q->peak_inflight = q->inflight;
 	return true;
+}
+
+/*
+ * irq_hold=auto: a request the backend completed, timed from the pass
+ * that took it to the pass that reaped it (both passes' clock, one
+ * reading each), averaged over the last eight or so.
+ */
+static void note_latency(struct blk_queue *q, const struct blk_slot *slot)
+{
+	uint64_t lat;
+
+	if (!slot->start_ns || q->pass_ns <= slot->start_ns)
+		return;
+	lat = q->pass_ns - slot->start_ns;
+	q->lat_ns = q->lat_ns ? (7 * q->lat_ns + lat) / 8 : lat;
 }
 
 /* A backend completion, from reap() or submit(), by the owner. */
@@ -318,6 +348,7 @@ static void blk_complete(void *opaque, unsigned int qi, struct blk_io *io,
 		q->stale--;
 		return;
 	}
+	note_latency(q, slot);
 	status = res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
 	if (res < 0 && !q->reported_error && !blk->p.quiet) {
 		q->reported_error = true;
@@ -384,10 +415,38 @@ static long quiet_us(const struct blk_queue *q)
  * the queue long after it stopped.  A guest at qd1 always waits: a hold
  * that covered one completion backs off (hold_backoff), so qd1 pays a
  * look on one request in BLK_HOLD_BACKOFF_MAX once it has settled.
+ * irq_hold=auto (the default) bounds each hold by the queue's own recent
+ * completion latency (hold_bound_us()), so that no fixed figure has to
+ * fit both a guest under TCG and one on hardware.
  */
+static bool hold_auto(const struct blk_queue *q)
+{
+	return q->blk->p.irq_hold_us == VIRTIO_BLK_IRQ_HOLD_AUTO;
+}
+
+/*
+ * How long a hold that began now could last, in microseconds; 0: none.
+ * irq_hold=auto: the queue's completion latency, clamped; no hold before
+ * a completion was timed.
+ */
+static long hold_bound_us(const struct blk_queue *q)
+{
+	long us;
+
+	if (!hold_auto(q))
+		return q->blk->p.irq_hold_us;
+	if (!q->lat_ns)
+		return 0;
+	us = (long)(q->lat_ns / 1000);
+	if (us < BLK_HOLD_AUTO_MIN_US)
+		return BLK_HOLD_AUTO_MIN_US;
+	return us > BLK_HOLD_AUTO_MAX_US ? BLK_HOLD_AUTO_MAX_US : us;
+}
+
+
 static long hold_look_us(const struct blk_queue *q)
 {
-	long hold = q->blk->p.irq_hold_us;
+	long hold = q->hold_us;
 	long us = (long)(BLK_HOLD_LOOK_GAPS * q->chain_gap_ns / 1000);
 
 	if (!q->chain_gap_ns)
@@ -404,7 +463,7 @@ static long hold_look_us(const struct blk_queue *q)
  */
 static void note_chains(struct blk_queue *q, unsigned int taken)
 {
-	uint64_t now, gap, max = q->blk->p.irq_hold_us * 1000ULL;
+	uint64_t now, gap, max = hold_bound_us(q) * 1000ULL;
 
 	if (!max || !taken)
 		return;
@@ -437,7 +496,7 @@ static bool hold_goes_on(struct blk_queue *q, const struct virtq *vq,
 {
 	uint16_t avail = guest_avail(vq);
 
-	if (now - q->held_ns >= q->blk->p.irq_hold_us * 1000ULL)
+	if (now - q->held_ns >= q->hold_us * 1000ULL)
 		return false;
 	if (now - q->look_ns < hold_look_us(q) * 1000ULL)
 		return true;
@@ -458,8 +517,7 @@ static void arm_hold_timer(struct blk_queue *q, unsigned int flags,
 			   uint64_t now)
 {
 	long look = hold_look_us(q) - (long)((now - q->look_ns) / 1000);
-	long left = q->blk->p.irq_hold_us -
-		    (long)((now - q->held_ns) / 1000);
+	long left = q->hold_us - (long)((now - q->held_ns) / 1000);
 	long us = sooner_us(left, look);
 	uint64_t until = now + 1000ULL * (us > 0 ? us : 1), old;
 
@@ -473,20 +531,25 @@ static bool hold_signal(struct blk_queue *q, const struct virtq *vq,
 			unsigned int flags)
 {
 	uint64_t now;
+	long bound;
 
-	if (!q->blk->p.irq_hold_us)
-		return false;
-	now = now_ns();
 	if (!q->held_ns) {
+		bound = hold_bound_us(q);
+		if (!bound)
+			return false;
 		if (q->hold_skip) {
 			q->hold_skip--;
 			return false;
 		}
+		now = now_ns();
+		q->hold_us = bound;
 		q->held_ns = q->look_ns = now;
 		q->look_avail = guest_avail(vq);
 		atomic_fetch_add_explicit(&q->holds, 1, memory_order_relaxed);
-	} else if (!hold_goes_on(q, vq, now)) {
-		return false;
+	} else {
+		now = now_ns();
+		if (!hold_goes_on(q, vq, now))
+			return false;
 	}
 	arm_hold_timer(q, flags, now);
 	return true;
@@ -740,6 +803,8 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	bool prepared = false, more;
 	unsigned int taken = 0;
 
+	if (hold_auto(q))
+		q->pass_ns = now_ns();
 	if (blk->be->ops->reap(blk->be, qi))
 		note_completions(q);
 	/*
@@ -1066,8 +1131,9 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 		return NULL;
 	}
 	if (p->poll_us < 0 || p->poll_us > VIRTIO_BLK_TIMER_MAX_US ||
-	    p->irq_hold_us < 0 || p->irq_hold_us > VIRTIO_BLK_TIMER_MAX_US) {
-		snprintf(err, errlen, "%s: poll=%ld, irq_hold=%ld (0..%d us)",
+	    (p->irq_hold_us < 0 && p->irq_hold_us != VIRTIO_BLK_IRQ_HOLD_AUTO) ||
+	    p->irq_hold_us > VIRTIO_BLK_TIMER_MAX_US) {
+		snprintf(err, errlen, "%s: poll=%ld, irq_hold=%ld (auto or 0..%d us)",
 			 p->path, p->poll_us, p->irq_hold_us,
 			 VIRTIO_BLK_TIMER_MAX_US);
 		return NULL;

@@ -27,6 +27,8 @@
 #define VIRTIO_BLK_MAX_QUEUES	64
 /* poll=, irq_hold=: what the device takes (the command line takes less) */
 #define VIRTIO_BLK_TIMER_MAX_US	10000000
+/* irq_hold=auto */
+#define VIRTIO_BLK_IRQ_HOLD_AUTO	(-1L)
 /*
  * Data segments a request may have (config seg_max) and bytes per segment
  * (config size_max): a request carries at most 128 x 32 KiB = 4 MiB, what
@@ -71,7 +73,8 @@ struct virtio_blk_params {
 	/*
 	 * Interrupt coalescing: how long a completion's interrupt may wait
 	 * while the guest keeps adding requests or others are in flight;
-	 * 0: none.
+	 * 0: none; VIRTIO_BLK_IRQ_HOLD_AUTO: no longer than the queue's
+	 * recent completion latency.
 	 */
 	long irq_hold_us;
 	bool quiet;			/* no start-up or error lines (fuzzing) */
