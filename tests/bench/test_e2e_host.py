@@ -88,8 +88,11 @@ class Script(unittest.TestCase):
         self.assertEqual(q.rounds, 2)
         self.assertEqual(q.workloads, [Workload("randread", "4k", 32)])
         self.assertNotIn("direct", q.configs)
-        self.assertEqual(q.vmm_disk, "irq_hold=4000")
-        self.assertEqual(e2e.parse_args(["--vmm-disk", ""]).vmm_disk, "")
+        # gpin-vmm's defaults unless asked: what a user gets
+        self.assertEqual(q.vmm_disk, "")
+        self.assertIsNone(q.transport)
+        self.assertEqual(e2e.parse_args(["--vmm-disk", "poll=5"]).vmm_disk,
+                         "poll=5")
 
 
 class Jobs(unittest.TestCase):
@@ -243,6 +246,28 @@ class ConfigVariants(unittest.TestCase):
                          "poll=200,irq_hold=500")
         disk, _ = self.disk_of("kernel")
         self.assertEqual(disk, "/dev/nullb0,pin=kernel,transport=pci")
+
+    def test_gpin_vmm_defaults_without_transport(self):
+        plan = dict(self.PLAN, transport=None)
+        cmd = e2e_host.vm_command(plan, "fast", "console=ttyS0")
+        self.assertEqual(cmd[cmd.index("--disk") + 1],
+                         "/dev/nullb0,pin=fast")
+
+    def test_qemu_production_setup(self):
+        cmd = " ".join(e2e_host.vm_command(self.PLAN, "qemu", "x"))
+        self.assertIn("-object iothread,id=io0", cmd)
+        self.assertIn("cache=none,aio=io_uring", cmd)
+        self.assertIn("virtio-blk-pci,drive=d0,iothread=io0,num-queues=2,"
+                      "queue-size=256", cmd)
+        cmd = " ".join(e2e_host.vm_command(self.PLAN, "qemu-native", "x"))
+        self.assertIn("cache=none,aio=native", cmd)
+        self.assertTrue(e2e_host.is_qemu("qemu-native"))
+        self.assertFalse(e2e_host.is_qemu("fast"))
+
+    def test_shown_command_hides_the_script(self):
+        line = e2e_host.shown_command(["q", "-append",
+                                       "quiet gpin.sh=YWJj+/==", "-m", "1"])
+        self.assertEqual(line, "q -append 'quiet gpin.sh=<script>' -m 1")
 
     def test_vmm_disk_words_for_every_vmm_config_before_its_own(self):
         plan = dict(self.PLAN, vmm_disk="irq_hold=4000")

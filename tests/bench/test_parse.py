@@ -18,7 +18,9 @@ FIO = {
                  "short_ios": 0, "drop_ios": 0,
                  "clat_ns": {"min": 1000, "max": 90000, "mean": 250000.0,
                              "percentile": {"1.000000": 2000,
-                                            "99.000000": 618496}},
+                                            "50.000000": 240640,
+                                            "99.000000": 618496,
+                                            "99.900000": 1236992}},
                  "lat_ns": {"min": 1200, "max": 91000,
                             "mean": 259321.726903}},
         "write": {"io_bytes": 0, "iops": 0.0, "total_ios": 0,
@@ -32,7 +34,9 @@ class Fio(unittest.TestCase):
         r = parse.fio_result(json.dumps(FIO), "randread")
         self.assertAlmostEqual(r["iops"], 7522.211254)
         self.assertAlmostEqual(r["lat_us"], 259.321726903)
+        self.assertAlmostEqual(r["p50_us"], 240.64)
         self.assertAlmostEqual(r["p99_us"], 618.496)
+        self.assertAlmostEqual(r["p999_us"], 1236.992)
         self.assertEqual(r["ios"], 7620)
         self.assertEqual(r["bytes"], 31211520)
         self.assertEqual(r["fio_errors"], 0)
@@ -40,7 +44,9 @@ class Fio(unittest.TestCase):
     def test_write_side_of_a_write_job(self):
         r = parse.fio_result(json.dumps(FIO), "randwrite")
         self.assertEqual(r["ios"], 0)
+        self.assertIsNone(r["p50_us"])
         self.assertIsNone(r["p99_us"])
+        self.assertIsNone(r["p999_us"])
 
     def test_warnings_before_the_json(self):
         text = "fio: file hash not empty on exit\n" + json.dumps(FIO)

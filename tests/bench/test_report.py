@@ -38,13 +38,22 @@ class Table(unittest.TestCase):
     def test_specific_row_wins_over_the_general_one(self):
         qd1 = dict(CELL, qd=1)
         names = {r.name: r for r in targets.rows("e2e", qd1)}
-        self.assertEqual(names["fast ÷ qemu IOPS"].value, 0.9)
+        self.assertEqual(names["fast ÷ qemu IOPS"].value, 1.0)
+        self.assertIn("fast ÷ qemu p99 latency", names)
+        self.assertEqual(names["fast ÷ qemu p99 latency"].op, "<=")
         names = {r.name: r for r in targets.rows("e2e", CELL)}
         self.assertEqual(names["fast ÷ qemu IOPS"].value, 1.2)
         self.assertIn("kernel ÷ qemu IOPS", names)
+        # at qd32, p99 is compared without a target, p99.9 held to QEMU's
+        self.assertIsNone(names["fast ÷ qemu p99 latency"].op)
+        self.assertEqual(names["fast ÷ qemu p99.9 latency"].value, 1.0)
         four = dict(CELL, cpus=4)
-        self.assertNotIn("kernel ÷ qemu IOPS",
-                         {r.name for r in targets.rows("e2e", four)})
+        self.assertIn("kernel ÷ qemu IOPS",
+                      {r.name for r in targets.rows("e2e", four)})
+        big = dict(CELL, bs="64k")
+        names = {r.name: r for r in targets.rows("e2e", big)}
+        self.assertEqual(names["fast ÷ qemu IOPS"].value, 1.0)
+        self.assertNotIn("kernel ÷ qemu IOPS", names)
 
     def test_every_row_is_well_formed(self):
         for r in targets.TABLE:

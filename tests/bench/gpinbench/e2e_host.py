@@ -7,6 +7,7 @@ to $RIG_OUT/e2e.jsonl as it comes."""
 
 import os
 import re
+import shlex
 import signal
 import subprocess
 import time
@@ -18,7 +19,7 @@ from .store import Store
 from .workload import Workload
 
 CONFIGS = ("fast", "locked", "kernel", "fast-churn", "locked-churn", "qemu",
-           "direct")
+           "qemu-native", "direct")
 NULLB = "/dev/nullb0"
 NULLB_GB = 1
 GUEST_MEM = "512M"
@@ -241,14 +242,26 @@ def job_line(r):
     return line
 
 
+# QEMU's configurations: the aio= of each
+QEMU_AIO = {"qemu": "io_uring", "qemu-native": "native"}
+
+
+def is_qemu(config):
+    return config in QEMU_AIO
+
+
 def vm_command(plan, config, cmdline):
+    """The VMM's command line.  gpin-vmm gets its own defaults but the
+    pin mode, unless the run (--transport, --vmm-disk) or the
+    configuration (@ words) says otherwise."""
     cpus = plan["cpus"]
-    if config == "qemu":
+    if is_qemu(config):
         return guest.qemu(plan["vmlinuz"], plan["initrd"], cpus, GUEST_MEM,
-                          cmdline, drive=NULLB)
+                          cmdline, drive=NULLB, aio=QEMU_AIO[config])
     name, extra = split_config(config)
-    disk = "%s,pin=%s,transport=%s" % (NULLB, pin_mode(config) or "kernel",
-                                        plan["transport"])
+    disk = "%s,pin=%s" % (NULLB, pin_mode(config) or "kernel")
+    if plan.get("transport"):
+        disk += ",transport=" + plan["transport"]
     # every gpin-vmm configuration's (--vmm-disk); a config's own win
     if plan.get("vmm_disk"):
         disk += "," + plan["vmm_disk"]
@@ -265,7 +278,7 @@ def start(plan, config, workloads, log):
     if config == "direct":
         return guest.Running(["sh", "-c", script], log, is_vmm=False)
     cmd = vm_command(plan, config, guest.cmdline_with_script(script))
-    return guest.Running(cmd, log, is_vmm=config != "qemu")
+    return guest.Running(cmd, log, is_vmm=not is_qemu(config))
 
 
 def perf_start(path):
@@ -305,7 +318,7 @@ def boot(plan, ctx, workloads, store):
                          plan["runtime"] + JOB_SLACK)
     finally:
         b.close()
-    if config == "qemu":
+    if is_qemu(config):
         rc = guest.qemu_status(rc)
     b.store_finished(last=True, exited=rc == 0)
     if profiler:
@@ -313,11 +326,27 @@ def boot(plan, ctx, workloads, store):
     return rc, b, running
 
 
+def shown_command(cmd):
+    """CMD as a shell line, the guest's script (base64 in gpin.sh=)
+    shortened: what the report shows of each VMM's command line."""
+    return re.sub(r"gpin\.sh=[A-Za-z0-9+/=]+", "gpin.sh=<script>",
+                  shlex.join(cmd))
+
+
+def qemu_version():
+    try:
+        p = subprocess.run(["qemu-system-x86_64", "--version"],
+                           stdout=subprocess.PIPE, text=True)
+    except OSError:
+        return None
+    return p.stdout.split("\n")[0].strip() or None
+
+
 def boot_record(plan, ctx, rc, b, running, seconds, death, left):
     rec = dict(ctx, kind="boot", status=rc, seconds=round(seconds, 1),
                death=death.describe() if death else None,
                jobs_done=b.done, jobs_left=[w.key for w in left],
-               log=running.log, vmm_exit=None, churn_cycles=None,
+               log=running.log, command=shown_command(running.cmd), vmm_exit=None, churn_cycles=None,
                irqoff_max_ns=None)
     if running.is_vmm:
         snaps = parse.vmm_snapshots(running.text)
@@ -422,13 +451,14 @@ def inside(plan):
                   "rig_run": rig_run, "kernel": os.uname().release,
                   "host_cpus": os.cpu_count(),
                   "gpin_loaded": os.path.exists("/dev/gpin"),
-                  "syscalls_counted": counted})
+                  "syscalls_counted": counted,
+                  "qemu_version": qemu_version()})
     print("# test host %s, %d CPUs; guest %d vCPUs, %s; backing %s "
-          "(null_blk memory_backed, %d GiB); gpin.ko %s; transport=%s; "
+          "(null_blk memory_backed, %d GiB); gpin.ko %s; transport %s; "
           "VMM syscalls %s"
           % (os.uname().release, os.cpu_count(), plan["cpus"], GUEST_MEM,
              NULLB, NULLB_GB, "loaded" if os.path.exists("/dev/gpin")
-             else "ABSENT", plan["transport"],
+             else "ABSENT", plan["transport"] or "gpin-vmm's default",
              "counted" if counted else "NOT counted (no tracefs)"),
           flush=True)
     ledger = deaths.Ledger(deaths.default_ledger())

@@ -40,10 +40,16 @@ def fio_result(text, rw):
     job = json.loads(text[start:])["jobs"][0]
     side = job["read" if "read" in rw else "write"]
     clat = side.get("clat_ns", {}).get("percentile", {})
-    p99 = clat.get("99.000000")
+
+    def pct_us(key):
+        v = clat.get(key)
+        return v / 1000.0 if v is not None else None
     return {"iops": float(side["iops"]),
             "lat_us": side["lat_ns"]["mean"] / 1000.0,
-            "p99_us": p99 / 1000.0 if p99 is not None else None,
+            # completion latency percentiles (fio's default list)
+            "p50_us": pct_us("50.000000"),
+            "p99_us": pct_us("99.000000"),
+            "p999_us": pct_us("99.900000"),
             "ios": int(side["total_ios"]),
             "bytes": int(side["io_bytes"]),
             "fio_errors": int(job.get("error", 0))}
