@@ -61,6 +61,7 @@ struct gpin_pin_tally {
  * @mode: enum gpin_mode used to take them
  * @write: taken for writing (FOLL_WRITE)
  * @held: the pins are still held (gpin_range_unpin() clears it)
+ * @own_pages: @pages was allocated by gpin_range_pin(), not lent to it
  * @fast_pages: how many the lockless walk took
  *
  * The unit of pinning: a PIN handle owns one, and a direct I/O request
@@ -74,6 +75,7 @@ struct gpin_range {
 	u32 mode;
 	bool write;
 	bool held;
+	bool own_pages;
 	unsigned long fast_pages;
 };
 
@@ -135,6 +137,7 @@ int gpin_range_init(void);
 void gpin_range_exit(void);
 int gpin_range_pin(struct gpin_range *r, unsigned long start,
 		   unsigned long npages, u32 mode, unsigned int flags,
+		   struct page **pages,
 		   struct gpin_pcpu_stats __percpu *stats);
 bool gpin_range_dirty(const struct gpin_range *r);
 void gpin_range_unpin(struct gpin_range *r, bool dirty);

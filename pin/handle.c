@@ -126,7 +126,7 @@ long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg)
 	ret = gpin_range_pin(r, p->start, p->npages, p->mode,
 			     GPIN_RANGE_LONGTERM |
 			     (p->flags & GPIN_PIN_WRITE ? GPIN_RANGE_WRITE : 0),
-			     gf->stats);
+			     NULL, gf->stats);
 	if (ret)
 		goto err_free;
 	if (p->pfns) {

@@ -388,12 +388,15 @@ static int gpin_pin_mode(struct gpin_range *r, unsigned int flags,
 
 /**
  * gpin_range_pin - pin the pages of a user range of current->mm
- * @r: range to fill; r->pages is allocated here
+ * @r: range to fill
  * @start: page-aligned user address (validated by the caller)
  * @npages: 1..GPIN_MAX_PAGES_PER_PIN
  * @mode: enum gpin_mode
  * @flags: GPIN_RANGE_WRITE (the pages will be written to),
  *	   GPIN_RANGE_LONGTERM (held indefinitely: FOLL_LONGTERM)
+ * @pages: room for @npages page pointers that outlives the range (a
+ *	   direct I/O request keeps its own, one array for all its ranges,
+ *	   inline when small), or NULL: allocated here and freed on release
  * @stats: the counters of the file the pin is for (the module's are
  *	   updated too)
  *
@@ -403,6 +406,7 @@ static int gpin_pin_mode(struct gpin_range *r, unsigned int flags,
  */
 int gpin_range_pin(struct gpin_range *r, unsigned long start,
 		   unsigned long npages, u32 mode, unsigned int flags,
+		   struct page **pages,
 		   struct gpin_pcpu_stats __percpu *stats)
 {
 	struct gpin_pin_tally t = { };
@@ -413,8 +417,9 @@ int gpin_range_pin(struct gpin_range *r, unsigned long start,
 	ret = gpin_pins_reserve(npages);
 	if (ret)
 		return ret;
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages),
-				  GFP_KERNEL_ACCOUNT);
+	r->own_pages = !pages;
+	r->pages = pages ?: kvmalloc_array(npages, sizeof(*r->pages),
+					   GFP_KERNEL_ACCOUNT);
 	if (!r->pages) {
 		gpin_pins_unreserve(npages);
 		return -ENOMEM;
@@ -432,7 +437,8 @@ int gpin_range_pin(struct gpin_range *r, unsigned long start,
 	t.fast_pages = r->fast_pages;
 	gpin_stats_pin(stats, mode, &t);
 	if (ret) {
-		kvfree(r->pages);
+		if (r->own_pages)
+			kvfree(r->pages);
 		r->pages = NULL;
 		gpin_pins_unreserve(npages);
 		return ret;
@@ -492,7 +498,7 @@ void gpin_range_unpin(struct gpin_range *r, bool dirty)
 }
 
 /**
- * gpin_range_release - unpin a range and free its page array
+ * gpin_range_release - unpin a range and free its page array (if its own)
  * @r: a range filled by gpin_range_pin() (or one never filled)
  * @dirty: the kernel wrote to the pages (a direct I/O read): mark them
  *	   dirty, once per folio, under the page lock
@@ -516,6 +522,7 @@ void gpin_range_release(struct gpin_range *r, bool dirty)
 		gpin_pins_unreserve(r->npages);
 		r->held = false;
 	}
-	kvfree(r->pages);
+	if (r->own_pages)
+		kvfree(r->pages);
 	r->pages = NULL;
 }
