@@ -37,6 +37,7 @@
 #include <linux/virtio_ids.h>
 
 #include "devices/blk_throttle.h"
+#include "devices/irq_hold.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_blk_req.h"
 #include "log.h"
@@ -69,25 +70,6 @@
 #define BLK_QUIET_MAX_US	20000
 /* In flight after a vCPU's pass for it to leave notifications off. */
 #define BLK_DEPTH_MIN		2
-/*
- * irq_hold=: a held interrupt goes out when the ring stayed quiet for four
- * of the guest's usual gaps between two chains (it waits for it), within
- * these bounds; a hold that covered a single completion holds nothing
- * for the next 1, 2, 4 ... up to BLK_HOLD_BACKOFF_MAX interrupts.
- */
-#define BLK_HOLD_LOOK_GAPS	4
-#define BLK_HOLD_LOOK_MIN_US	10
-#define BLK_HOLD_BACKOFF_MAX	256
-/*
- * irq_hold=auto: a hold lasts at most the queue's recent completion
- * latency (submission to reap, averaged), within these bounds: holding
- * an interrupt longer than a request takes would add more to the guest's
- * latency than the batch saves.  The upper bound is what a guest under
- * TCG needed (docs/results/e2e-irq-hold.md); on hardware a queue's
- * latency is tens of microseconds, and so are its holds.
- */
-#define BLK_HOLD_AUTO_MIN_US	20
-#define BLK_HOLD_AUTO_MAX_US	4000
 /* poll=: timer passes finding nothing before the driver notifies again */
 #define BLK_POLL_TRIES		3
 /* The backend kept requests back (its ring was full): retry after this. */
@@ -113,16 +95,8 @@ struct blk_queue {
 	/* The owner's; control paths change them holding the queue. */
 	bool active;
 	bool need_irq;
-	uint64_t held_ns;		/* irq_hold=: an interrupt held since */
-	long hold_us;			/* the bound of that hold */
+	struct irq_hold hold;		/* irq_hold=: interrupt moderation */
 	uint64_t pass_ns;		/* irq_hold=auto: this pass began */
-	uint64_t lat_ns;		/* irq_hold=auto: completion, averaged */
-	uint64_t look_ns;		/* the hold last looked at the ring */
-	uint64_t took_ns;		/* a pass last took chains */
-	uint64_t chain_gap_ns;		/* between two chains, averaged */
-	uint16_t look_avail;		/* the guest's avail index then */
-	unsigned int hold_skip;		/* signals to let through unheld */
-	unsigned int hold_backoff;	/* what the last vain hold set it to */
 	unsigned int inflight;
 	unsigned int gen;		/* bumped by a reset that gave up waiting */
 	unsigned int stale;		/* requests in flight across such a reset */
@@ -318,12 +292,8 @@ static bool start_request(struct blk_queue *q, uint16_t head, int status,
  */
 static void note_latency(struct blk_queue *q, const struct blk_slot *slot)
 {
-	uint64_t lat;
-
-	if (!slot->start_ns || q->pass_ns <= slot->start_ns)
-		return;
-	lat = q->pass_ns - slot->start_ns;
-	q->lat_ns = q->lat_ns ? (7 * q->lat_ns + lat) / 8 : lat;
+	if (slot->start_ns && q->pass_ns > slot->start_ns)
+		irq_hold__note_latency(&q->hold, q->pass_ns - slot->start_ns);
 }
 
 /* A backend completion, from reap() or submit(), by the owner. */
@@ -394,90 +364,6 @@ static long quiet_us(const struct blk_queue *q)
 	return us > BLK_QUIET_MAX_US ? BLK_QUIET_MAX_US : us;
 }
 
-/*
- * irq_hold= (off by default): interrupt coalescing, as a NIC's or an NVMe
- * controller's.  Each interrupt costs the guest an injection, an EOI exit
- * and a pass through its handler.  When the host completes faster than
- * the guest submits, a guest at depth still sees every request complete
- * before it adds the next, takes one interrupt per request and never
- * gets more than one out: the speed of the host keeps the guest at qd1.
- * Held, the first completion lets the guest carry on adding chains (the
- * hold keeps notifications off: the thread's timer takes them), their
- * completions join it, and one interrupt covers the batch.
- *
- * A hold ends at irq_hold= from its first completion at the latest, or
- * as soon as a look finds that the guest added nothing since the last
- * one while nothing is in flight: it is waiting for this interrupt.  The
- * looks are BLK_HOLD_LOOK_GAPS of the guest's usual gaps between chains
- * apart (note_chains()), so the rule fits a guest under TCG, hundreds of
- * microseconds between its requests, and one on hardware, a few: a
- * fixed look either ends holds while the guest is still adding or idles
- * the queue long after it stopped.  A guest at qd1 always waits: a hold
- * that covered one completion backs off (hold_backoff), so qd1 pays a
- * look on one request in BLK_HOLD_BACKOFF_MAX once it has settled.
- * irq_hold=auto (the default) bounds each hold by the queue's own recent
- * completion latency (hold_bound_us()), so that no fixed figure has to
- * fit both a guest under TCG and one on hardware.
- */
-static bool hold_auto(const struct blk_queue *q)
-{
-	return q->blk->p.irq_hold_us == VIRTIO_BLK_IRQ_HOLD_AUTO;
-}
-
-/*
- * How long a hold that began now could last, in microseconds; 0: none.
- * irq_hold=auto: the queue's completion latency, clamped; no hold before
- * a completion was timed.
- */
-static long hold_bound_us(const struct blk_queue *q)
-{
-	long us;
-
-	if (!hold_auto(q))
-		return q->blk->p.irq_hold_us;
-	if (!q->lat_ns)
-		return 0;
-	us = (long)(q->lat_ns / 1000);
-	if (us < BLK_HOLD_AUTO_MIN_US)
-		return BLK_HOLD_AUTO_MIN_US;
-	return us > BLK_HOLD_AUTO_MAX_US ? BLK_HOLD_AUTO_MAX_US : us;
-}
-
-
-static long hold_look_us(const struct blk_queue *q)
-{
-	long hold = q->hold_us;
-	long us = (long)(BLK_HOLD_LOOK_GAPS * q->chain_gap_ns / 1000);
-
-	if (!q->chain_gap_ns)
-		us = hold / BLK_HOLD_LOOK_GAPS;
-	if (us > hold / 2)
-		us = hold / 2;
-	return us < BLK_HOLD_LOOK_MIN_US ? BLK_HOLD_LOOK_MIN_US : us;
-}
-
-/*
- * irq_hold=: a pass took @taken chains; how far apart the guest adds
- * them, per chain, averaged.  A gap is counted up to the hold: a guest
- * that stopped for longer was waiting, not adding.
- */
-static void note_chains(struct blk_queue *q, unsigned int taken)
-{
-	uint64_t now, gap, max = hold_bound_us(q) * 1000ULL;
-
-	if (!max || !taken)
-		return;
-	now = now_ns();
-	if (q->took_ns) {
-		gap = (now - q->took_ns) / taken;
-		if (gap > max)
-			gap = max;
-		q->chain_gap_ns = q->chain_gap_ns ?
-				  (7 * q->chain_gap_ns + gap) / 8 : gap;
-	}
-	q->took_ns = now;
-}
-
 /* The guest's avail index: the chains taken and those still waiting. */
 static uint16_t guest_avail(const struct virtq *vq)
 {
@@ -485,92 +371,37 @@ static uint16_t guest_avail(const struct virtq *vq)
 }
 
 /*
- * Whether a hold in progress still has completions to wait for.  A look
- * that finds nothing added but requests in flight leaves the next look
- * to their completions' passes (no timer but the bound's): a guest that
- * keeps a slow request out must not have the thread looking every
- * BLK_HOLD_LOOK_MIN_US until the bound.
+ * irq_hold= (devices/irq_hold.h): whether the interrupt for what was
+ * pushed waits.  If so the thread's timer looks again (an absolute time:
+ * the thread may be woken for other reasons meanwhile and recompute its
+ * sleep); a vCPU leaves now and wakes the thread unless it already
+ * sleeps less than that.
  */
-static bool hold_goes_on(struct blk_queue *q, const struct virtq *vq,
-			 uint64_t now)
-{
-	uint16_t avail = guest_avail(vq);
-
-	if (now - q->held_ns >= q->hold_us * 1000ULL)
-		return false;
-	if (now - q->look_ns < hold_look_us(q) * 1000ULL)
-		return true;
-	if (avail == q->look_avail)
-		return q->inflight != 0;
-	q->look_ns = now;
-	q->look_avail = avail;
-	return true;
-}
-
-/*
- * Arms the thread's timer for the next look, or for the bound if no look
- * is due (above).  An absolute time: the thread may be woken for other
- * reasons meanwhile and recompute its sleep.  A vCPU leaves now: it wakes
- * the thread unless the thread already sleeps less than this.
- */
-static void arm_hold_timer(struct blk_queue *q, unsigned int flags,
-			   uint64_t now)
-{
-	long look = hold_look_us(q) - (long)((now - q->look_ns) / 1000);
-	long left = q->hold_us - (long)((now - q->held_ns) / 1000);
-	long us = sooner_us(left, look);
-	uint64_t until = now + 1000ULL * (us > 0 ? us : 1), old;
-
-	old = atomic_exchange(&q->hold_until_ns, until);
-	if ((!old || until < old) && !(flags & VQS_THREAD))
-		vq_service__wake(&q->svc);
-}
-
-/* Whether the interrupt for what was pushed waits (see above). */
 static bool hold_signal(struct blk_queue *q, const struct virtq *vq,
 			unsigned int flags)
 {
-	uint64_t now;
-	long bound;
+	uint64_t until, old;
+	bool began;
 
-	if (!q->held_ns) {
-		bound = hold_bound_us(q);
-		if (!bound)
-			return false;
-		if (q->hold_skip) {
-			q->hold_skip--;
-			return false;
-		}
-		now = now_ns();
-		q->hold_us = bound;
-		q->held_ns = q->look_ns = now;
-		q->look_avail = guest_avail(vq);
+	if (!irq_hold__held(&q->hold) && !irq_hold__bound_us(&q->hold))
+		return false;
+	if (!irq_hold__wait(&q->hold, now_ns(), guest_avail(vq), q->inflight,
+			    &until, &began))
+		return false;
+	if (began)
 		atomic_fetch_add_explicit(&q->holds, 1, memory_order_relaxed);
-	} else {
-		now = now_ns();
-		if (!hold_goes_on(q, vq, now))
-			return false;
-	}
-	arm_hold_timer(q, flags, now);
+	old = atomic_exchange(&q->hold_until_ns, until);
+	if ((!old || until < old) && !(flags & VQS_THREAD))
+		vq_service__wake(&q->svc);
 	return true;
 }
 
-/* A held interrupt goes out: a hold that gathered nothing backs off. */
+/* The interrupt goes out: a hold that gathered nothing backs off. */
 static void end_hold(struct blk_queue *q, const struct virtq *vq)
 {
-	uint16_t covered = vq->used_idx - vq->decided_used;
-
-	if (!q->held_ns)
+	if (!irq_hold__held(&q->hold))
 		return;
-	if (covered > 1) {
-		q->hold_backoff = 0;
-	} else {
-		q->hold_backoff = q->hold_backoff ? 2 * q->hold_backoff : 1;
-		if (q->hold_backoff > BLK_HOLD_BACKOFF_MAX)
-			q->hold_backoff = BLK_HOLD_BACKOFF_MAX;
-	}
-	q->hold_skip = q->hold_backoff;
-	q->held_ns = 0;
+	irq_hold__end(&q->hold, (uint16_t)(vq->used_idx - vq->decided_used));
 	atomic_store(&q->hold_until_ns, 0);
 }
 
@@ -755,7 +586,7 @@ static bool settle_notifications(struct blk_queue *q, struct virtq *vq,
 			vq_service__wake(&q->svc);
 		return false;
 	}
-	if (q->held_ns) {
+	if (irq_hold__held(&q->hold)) {
 		/* irq_hold=: the hold's timer looks; the guest adds freely */
 		virtq__disable_notify(vq);
 		return false;
@@ -803,7 +634,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	bool prepared = false, more;
 	unsigned int taken = 0;
 
-	if (hold_auto(q))
+	if (irq_hold__auto(&q->hold))
 		q->pass_ns = now_ns();
 	if (blk->be->ops->reap(blk->be, qi))
 		note_completions(q);
@@ -836,7 +667,8 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	signal_used(q, flags);
 	atomic_store(&q->throttle_us, 0);
 	more = take_chains(q, vq, &prepared, &taken);
-	note_chains(q, taken);
+	if (taken && irq_hold__bound_us(&q->hold))
+		irq_hold__note_chains(&q->hold, taken, now_ns());
 	if (prepared)
 		submit(q, flags);
 	signal_used(q, flags);
@@ -950,7 +782,7 @@ static void forget_inflight(struct virtio_blk *blk, struct blk_queue *q)
 		q->gen++;
 	}
 	q->need_irq = false;
-	q->held_ns = 0;
+	irq_hold__cancel(&q->hold);
 	atomic_store(&q->hold_until_ns, 0);
 	/* q->retry stays: what the backend kept back still has to go out */
 	vq_service__unhold(&q->svc, 0);
@@ -1045,6 +877,7 @@ static int init_queue(struct virtio_blk *blk, struct blk_queue *q,
 	q->blk = blk;
 	q->idx = i;
 	q->kick_fd = -1;
+	irq_hold__init(&q->hold, blk->p.irq_hold_us);
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

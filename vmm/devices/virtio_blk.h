@@ -21,14 +21,15 @@
 
 #include "counters.h"
 #include "devices/blk_backend.h"
+#include "devices/irq_hold.h"
 #include "virtio/virtio.h"
 
 #define VIRTIO_BLK_QUEUE_SIZE	256
 #define VIRTIO_BLK_MAX_QUEUES	64
 /* poll=, irq_hold=: what the device takes (the command line takes less) */
 #define VIRTIO_BLK_TIMER_MAX_US	10000000
-/* irq_hold=auto */
-#define VIRTIO_BLK_IRQ_HOLD_AUTO	(-1L)
+/* irq_hold=auto (devices/irq_hold.h) */
+#define VIRTIO_BLK_IRQ_HOLD_AUTO	IRQ_HOLD_AUTO
 /*
  * Data segments a request may have (config seg_max) and bytes per segment
  * (config size_max): a request carries at most 128 x 32 KiB = 4 MiB, what

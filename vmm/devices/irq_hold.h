@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Interrupt moderation of one virtio-blk queue (--disk ...,irq_hold=),
+ * as a NIC's or an NVMe controller's interrupt coalescing.
+ *
+ * Each interrupt costs the guest an injection, an EOI exit and a pass
+ * through its handler.  When the host completes faster than the guest
+ * submits, a guest at depth still sees every request complete before it
+ * adds the next, takes one interrupt per request and never gets more than
+ * one out: the speed of the host keeps the guest at qd1.  Held, the first
+ * completion lets the guest carry on adding chains (the queue keeps
+ * notifications off meanwhile, and its thread looks on a timer), their
+ * completions join it, and one interrupt covers the batch.
+ *
+ * A hold ends at its bound from its first completion at the latest, or as
+ * soon as a look finds that the guest added nothing since the last one
+ * while nothing is in flight: it is waiting for this interrupt.  The
+ * looks are IRQ_HOLD_LOOK_GAPS of the guest's usual gaps between chains
+ * apart (irq_hold__note_chains()), so the rule fits a guest under TCG,
+ * hundreds of microseconds between its requests, and one on hardware, a
+ * few: a fixed look either ends holds while the guest is still adding or
+ * idles the queue long after it stopped.  A guest at qd1 always waits: a
+ * hold that covered one completion makes the next 1, 2, 4 ... up to
+ * IRQ_HOLD_BACKOFF_MAX interrupts go unheld, so qd1 pays a look on one
+ * request in that many once it has settled.
+ *
+ * The bound: irq_hold=US holds at most US microseconds, a figure that
+ * fits one disk (4000 suits the rig's TCG guest and would be a 4 ms tail
+ * on an NVMe disk).  irq_hold=auto, the default, holds at most the
+ * queue's own recent completion latency (irq_hold__note_latency()),
+ * clamped to IRQ_HOLD_AUTO_MIN_US..IRQ_HOLD_AUTO_MAX_US: a hold then
+ * adds about one request's own time at most, and there is no hold before
+ * a completion was timed.  irq_hold=0: never.
+ *
+ * Pure: the queue passes the time, its guest's avail index, what is in
+ * flight and what a hold covered; it keeps the timer and the wake-ups.
+ * Used by the queue's owner only.
+ */
+#ifndef GPIN_IRQ_HOLD_H
+#define GPIN_IRQ_HOLD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* irq_hold=auto */
+#define IRQ_HOLD_AUTO		(-1L)
+#define IRQ_HOLD_AUTO_MIN_US	20
+#define IRQ_HOLD_AUTO_MAX_US	4000
+/* Looks are this many of the guest's gaps between chains apart ... */
+#define IRQ_HOLD_LOOK_GAPS	4
+/* ... and at least this far apart. */
+#define IRQ_HOLD_LOOK_MIN_US	10
+#define IRQ_HOLD_BACKOFF_MAX	256
+
+struct irq_hold {
+	long setting_us;	/* irq_hold=: IRQ_HOLD_AUTO, 0 or the bound */
+	/* the hold in progress */
+	uint64_t held_ns;	/* since (0: none) */
+	long bound_us;		/* its bound */
+	uint64_t look_ns;	/* the last look at the ring */
+	uint16_t look_avail;	/* the guest's avail index then */
+	/* what the queue showed */
+	uint64_t lat_ns;	/* completion latency, averaged */
+	uint64_t took_ns;	/* a pass last took chains */
+	uint64_t chain_gap_ns;	/* between two chains, averaged */
+	unsigned int skip;	/* interrupts to let through unheld */
+	unsigned int backoff;	/* what the last vain hold set @skip to */
+};
+
+void irq_hold__init(struct irq_hold *h, long setting_us);
+
+static inline bool irq_hold__auto(const struct irq_hold *h)
+{
+	return h->setting_us == IRQ_HOLD_AUTO;
+}
+
+/* Whether an interrupt is held now. */
+static inline bool irq_hold__held(const struct irq_hold *h)
+{
+	return h->held_ns != 0;
+}
+
+/* A reset: the hold in progress is dropped, with no back-off. */
+static inline void irq_hold__cancel(struct irq_hold *h)
+{
+	h->held_ns = 0;
+}
+
+/* The bound, in microseconds, of a hold that began now; 0: no hold. */
+long irq_hold__bound_us(const struct irq_hold *h);
+
+/* A request completed @ns after it was taken (irq_hold=auto's bound). */
+void irq_hold__note_latency(struct irq_hold *h, uint64_t ns);
+
+/* A pass at @now took @taken chains (the looks' spacing). */
+void irq_hold__note_chains(struct irq_hold *h, unsigned int taken,
+			   uint64_t now);
+
+/*
+ * Completions were pushed at @now, the guest's avail index @avail,
+ * @inflight requests at the backend: whether their interrupt waits.  If
+ * it does, *@until_ns is when the queue must look again (call this once
+ * more then) and *@began whether this call began the hold.
+ */
+bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
+		    unsigned int inflight, uint64_t *until_ns, bool *began);
+
+/*
+ * The interrupt goes out, after a hold or without one; @covered: the
+ * completions it covers.  A hold that covered one backs off.
+ */
+void irq_hold__end(struct irq_hold *h, unsigned int covered);
+
+#endif /* GPIN_IRQ_HOLD_H */
