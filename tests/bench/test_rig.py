@@ -76,5 +76,23 @@ class ReportFromTest(unittest.TestCase):
         self.assertIn("cpus2", str(e.exception.code))
 
 
+class WhereAndWhat(unittest.TestCase):
+    def test_default_out_is_never_the_projects_results(self):
+        out = rig.default_out("e2e")
+        self.assertTrue(out.startswith(os.path.join("gpin-results", "e2e-")))
+        self.assertNotIn("docs", out)
+
+    def test_commit_names_a_dirty_tree(self):
+        c = rig.commit()
+        self.assertRegex(c, r"^([0-9a-f]{7,}(-dirty)?|unknown)$")
+
+    def test_machine_as_recorded(self):
+        from gpinbench import report
+        self.assertEqual(report.machine({"host": "X, 2 CPUs, Linux 6"}),
+                         "X, 2 CPUs, Linux 6")
+        self.assertRegex(report.machine({}), r"^a \d+-CPU machine$")
+        self.assertRegex(rig.host_text(), r", \d+ CPUs, Linux ")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -52,9 +52,10 @@ def parse_args(argv):
     p.add_argument("--report-from", metavar="WORK",
                    help="no runs: the report of an earlier run's raw "
                    "results (WORK: the work directory it printed)")
-    p.add_argument("--out", default=os.path.join(rig.TOP, "docs", "results"),
+    p.add_argument("--out", default=rig.default_out("boot-time"),
                    help="where boot-time.{md,json,jsonl,png} go (default "
-                   "docs/results)")
+                   "./gpin-results/boot-time-TIME; docs/results holds the "
+                   "project's own figures)")
     args = p.parse_args(argv)
     if args.rounds < 1 or args.cpus < 1:
         p.error("--rounds and --cpus want at least 1")

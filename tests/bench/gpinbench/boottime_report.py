@@ -23,14 +23,14 @@ def write(out, records, ledger, meta):
           "at commit %s on %s.  Both VMMs boot the same Debian kernel %s and "
           "guest initramfs (guest-images/build-guest, workload `hello`, "
           "`quiet`), %d vCPUs, 512 MiB, in the same QEMU/TCG test host with "
-          "kvm-amd, on a %d-CPU machine.  \"Init\" is the moment the "
+          "kvm-amd, on %s.  \"Init\" is the moment the "
           "workload's line reaches the VMM's output; QEMU runs with "
           "`-accel kvm -cpu host -nodefaults -serial stdio` and "
           "isa-debug-exit.  Under TCG almost all of the time is the guest "
           "kernel's own boot; the VMMs' own start-up (milliseconds) does "
           "not show."
           % (meta["commit"], meta["date"], meta["kernel"], meta["cpus"],
-             os.cpu_count()),
+             report.machine(meta)),
           "", report.method_text(meta["rounds"]), ""]
     md += report.table(["VMM", "start -> guest init, s", "start -> exit, s"],
                        rows)

@@ -125,10 +125,10 @@ def parse_args(argv):
                    "results (WORK: the work directory it printed); "
                    "repeated, of several runs with the same settings "
                    "(as one per vCPU count) in one report")
-    p.add_argument("--out", default=os.path.join(rig.TOP, "docs",
-                                                 "results"),
+    p.add_argument("--out", default=rig.default_out("e2e"),
                    help="where e2e.{md,json,jsonl,png} go (default "
-                   "docs/results)")
+                   "./gpin-results/e2e-TIME; docs/results holds the "
+                   "project's own figures)")
     args = p.parse_args(argv)
     preset = QUICK if args.quick else DEFAULTS
     for k, v in preset.items():

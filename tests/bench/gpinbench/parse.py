@@ -52,7 +52,8 @@ def fio_result(text, rw):
             "p999_us": pct_us("99.900000"),
             "ios": int(side["total_ios"]),
             "bytes": int(side["io_bytes"]),
-            "fio_errors": int(job.get("error", 0))}
+            "fio_errors": int(job.get("error", 0)),
+            "fio_version": json.loads(text[start:]).get("fio version")}
 
 
 def _items(text):

@@ -65,9 +65,10 @@ def parse_args(argv):
                    "results (WORK: the work directory it printed); "
                    "repeated, of several runs with the same settings "
                    "(as one per vCPU count) in one report")
-    p.add_argument("--out", default=os.path.join(rig.TOP, "docs", "results"),
+    p.add_argument("--out", default=rig.default_out("pin-bench"),
                    help="where pin-bench.{md,json,jsonl,png} go (default "
-                   "docs/results)")
+                   "./gpin-results/pin-bench-TIME; docs/results holds the "
+                   "project's own figures)")
     own, passthrough = argv, []
     if "--" in argv:
         i = argv.index("--")

@@ -2,6 +2,8 @@
 """From raw records to estimates, verdicts and Markdown: shared by the
 benchmarks."""
 
+import os
+
 from . import stats, targets
 
 VERDICT_MD = {stats.AHEAD: "**ahead**", stats.BEHIND: "**behind**",
@@ -80,6 +82,12 @@ def est_md(e, fmt=num):
         return "%s (%d round%s)" % (fmt(e.value), e.n,
                                     "" if e.n == 1 else "s")
     return "%s [%s, %s]" % (fmt(e.value), fmt(e.lo), fmt(e.hi))
+
+
+def machine(meta):
+    """The machine a run started on, as its meta recorded it (runs from
+    before that: this one's CPU count)."""
+    return meta.get("host") or "a %d-CPU machine" % (os.cpu_count() or 0)
 
 
 def table(header, rows):

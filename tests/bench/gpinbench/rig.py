@@ -113,19 +113,48 @@ def run(entry, plan, out, kver, cpus, timeout, insmod=None, append=""):
 
 
 def commit():
+    """The commit that ran, "-dirty" when tracked files differ from it
+    (what ran is then not what the commit holds)."""
     try:
-        return subprocess.run(["git", "-C", TOP, "rev-parse", "--short",
+        head = subprocess.run(["git", "-C", TOP, "rev-parse", "--short",
                                "HEAD"], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True,
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+    dirty = subprocess.run(["git", "-C", TOP, "diff-index", "--quiet",
+                            "HEAD", "--"], stderr=subprocess.DEVNULL)
+    return head + ("-dirty" if dirty.returncode else "")
+
+
+def default_out(bench):
+    """Where a run's report goes unless --out says: a fresh directory
+    under ./gpin-results, never the project's committed docs/results."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return os.path.join("gpin-results", "%s-%s" % (bench, stamp))
+
+
+def host_text():
+    """The machine the run started on: CPU model, CPUs, kernel."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%s, %d CPUs, Linux %s" % (model, os.cpu_count() or 0,
+                                      os.uname().release)
 
 
 def save_meta(work, meta):
-    """What the report says about the run, with the commit that ran and
-    the date; kept for --report-from."""
-    meta.update(commit=commit(), date=datetime.date.today().isoformat())
+    """What the report says about the run, with the commit that ran
+    (and whether the tree was dirty), the machine and the date; kept for
+    --report-from."""
+    meta.update(commit=commit(), date=datetime.date.today().isoformat(),
+                host=host_text())
     with open(os.path.join(work, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
 
