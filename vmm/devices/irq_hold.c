@@ -15,13 +15,15 @@ void irq_hold__init(struct irq_hold *h, long setting_us)
 
 long irq_hold__bound_us(const struct irq_hold *h)
 {
+	uint64_t pace = IRQ_HOLD_AUTO_LOOKS * IRQ_HOLD_LOOK_GAPS *
+			h->chain_gap_ns;
 	long us;
 
 	if (!irq_hold__auto(h))
 		return h->setting_us;
-	if (!h->lat_ns)
+	us = (long)((h->lat_ns > pace ? h->lat_ns : pace) / 1000);
+	if (!us && !h->lat_ns && !h->chain_gap_ns)
 		return 0;
-	us = (long)(h->lat_ns / 1000);
 	if (us < IRQ_HOLD_AUTO_MIN_US)
 		return IRQ_HOLD_AUTO_MIN_US;
 	return us > IRQ_HOLD_AUTO_MAX_US ? IRQ_HOLD_AUTO_MAX_US : us;
@@ -35,12 +37,14 @@ void irq_hold__note_latency(struct irq_hold *h, uint64_t ns)
 
 /*
  * How far apart the guest adds chains, per chain.  A gap is counted up
- * to the bound: a guest that stopped for longer was waiting, not adding.
+ * to the bound (auto: its ceiling): a guest that stopped for longer was
+ * waiting, not adding.
  */
 void irq_hold__note_chains(struct irq_hold *h, unsigned int taken,
 			   uint64_t now)
 {
-	uint64_t gap, max = irq_hold__bound_us(h) * 1000ULL;
+	uint64_t gap, max = (irq_hold__auto(h) ? IRQ_HOLD_AUTO_MAX_US :
+			     h->setting_us) * 1000ULL;
 
 	if (!max || !taken)
 		return;
@@ -64,21 +68,18 @@ static long look_us(const struct irq_hold *h)
 }
 
 /*
- * Whether the hold in progress still has completions to wait for.  A look
- * that finds nothing added but requests in flight leaves the next look
- * to their completions (no timer but the bound's): a guest that keeps a
- * slow request out must not have the queue looking every
- * IRQ_HOLD_LOOK_MIN_US until the bound.
+ * Whether the guest is still adding chains: the hold goes on until a look
+ * finds none added since the last one, or the bound.  Between two looks it
+ * goes on whatever the ring says.
  */
-static bool goes_on(struct irq_hold *h, uint64_t now, uint16_t avail,
-		    unsigned int inflight)
+static bool goes_on(struct irq_hold *h, uint64_t now, uint16_t avail)
 {
 	if (now - h->held_ns >= h->bound_us * 1000ULL)
 		return false;
 	if (now - h->look_ns < look_us(h) * 1000ULL)
 		return true;
 	if (avail == h->look_avail)
-		return inflight != 0;
+		return false;
 	h->look_ns = now;
 	h->look_avail = avail;
 	return true;
@@ -95,7 +96,7 @@ static uint64_t next_look(const struct irq_hold *h, uint64_t now)
 }
 
 bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
-		    unsigned int inflight, uint64_t *until_ns, bool *began)
+		    uint64_t *until_ns, bool *began)
 {
 	*began = false;
 	if (!h->held_ns) {
@@ -111,7 +112,7 @@ bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
 		h->held_ns = h->look_ns = now ? now : 1;
 		h->look_avail = avail;
 		*began = true;
-	} else if (!goes_on(h, now, avail, inflight)) {
+	} else if (!goes_on(h, now, avail)) {
 		return false;
 	}
 	*until_ns = next_look(h, now);

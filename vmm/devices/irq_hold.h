@@ -13,8 +13,10 @@
  * completions join it, and one interrupt covers the batch.
  *
  * A hold ends at its bound from its first completion at the latest, or as
- * soon as a look finds that the guest added nothing since the last one
- * while nothing is in flight: it is waiting for this interrupt.  The
+ * soon as a look finds that the guest added nothing since the last one:
+ * it is waiting for this interrupt (requests still in flight do not keep
+ * it: on a disk slower than the guest, a hold that waited for them would
+ * add their latency to every completion it holds).  The
  * looks are IRQ_HOLD_LOOK_GAPS of the guest's usual gaps between chains
  * apart (irq_hold__note_chains()), so the rule fits a guest under TCG,
  * hundreds of microseconds between its requests, and one on hardware, a
@@ -26,14 +28,19 @@
  *
  * The bound: irq_hold=US holds at most US microseconds, a figure that
  * fits one disk (4000 suits the rig's TCG guest and would be a 4 ms tail
- * on an NVMe disk).  irq_hold=auto, the default, holds at most the
- * queue's own recent completion latency (irq_hold__note_latency()),
- * clamped to IRQ_HOLD_AUTO_MIN_US..IRQ_HOLD_AUTO_MAX_US: a hold then
- * adds about one request's own time at most, and there is no hold before
- * a completion was timed.  irq_hold=0: never.
+ * on an NVMe disk).  irq_hold=auto, the default, takes it from what the
+ * queue shows: the longer of its recent completion latency
+ * (irq_hold__note_latency()) and IRQ_HOLD_AUTO_LOOKS looks at the guest's
+ * pace, clamped to IRQ_HOLD_AUTO_MIN_US..IRQ_HOLD_AUTO_MAX_US.  A hold
+ * exists to gather the guest's next chains, so it must outlast a few of
+ * its gaps (the completion latency alone failed where holds pay most: a
+ * host faster than its guest completes in a fraction of the guest's gap,
+ * and holds bounded by it ended before the guest added a second chain,
+ * docs/results/e2e-defaults.md); it need not outlast a request much.
+ * No hold before the queue has shown either.  irq_hold=0: never.
  *
- * Pure: the queue passes the time, its guest's avail index, what is in
- * flight and what a hold covered; it keeps the timer and the wake-ups.
+ * Pure: the queue passes the time, its guest's avail index and what a
+ * hold covered; it keeps the timer and the wake-ups.
  * Used by the queue's owner only.
  */
 #ifndef GPIN_IRQ_HOLD_H
@@ -46,6 +53,8 @@
 #define IRQ_HOLD_AUTO		(-1L)
 #define IRQ_HOLD_AUTO_MIN_US	20
 #define IRQ_HOLD_AUTO_MAX_US	4000
+/* irq_hold=auto: a hold lasts at least this many looks */
+#define IRQ_HOLD_AUTO_LOOKS	2
 /* Looks are this many of the guest's gaps between chains apart ... */
 #define IRQ_HOLD_LOOK_GAPS	4
 /* ... and at least this far apart. */
@@ -92,18 +101,18 @@ long irq_hold__bound_us(const struct irq_hold *h);
 /* A request completed @ns after it was taken (irq_hold=auto's bound). */
 void irq_hold__note_latency(struct irq_hold *h, uint64_t ns);
 
-/* A pass at @now took @taken chains (the looks' spacing). */
+/* A pass at @now took @taken chains (the looks' spacing, auto's bound). */
 void irq_hold__note_chains(struct irq_hold *h, unsigned int taken,
 			   uint64_t now);
 
 /*
- * Completions were pushed at @now, the guest's avail index @avail,
- * @inflight requests at the backend: whether their interrupt waits.  If
+ * Completions were pushed at @now, the guest's avail index @avail:
+ * whether their interrupt waits.  If
  * it does, *@until_ns is when the queue must look again (call this once
  * more then) and *@began whether this call began the hold.
  */
 bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
-		    unsigned int inflight, uint64_t *until_ns, bool *began);
+		    uint64_t *until_ns, bool *began);
 
 /*
  * The interrupt goes out, after a hold or without one; @covered: the

@@ -385,8 +385,8 @@ static bool hold_signal(struct blk_queue *q, const struct virtq *vq,
 
 	if (!irq_hold__held(&q->hold) && !irq_hold__bound_us(&q->hold))
 		return false;
-	if (!irq_hold__wait(&q->hold, now_ns(), guest_avail(vq), q->inflight,
-			    &until, &began))
+	if (!irq_hold__wait(&q->hold, now_ns(), guest_avail(vq), &until,
+			    &began))
 		return false;
 	if (began)
 		atomic_fetch_add_explicit(&q->holds, 1, memory_order_relaxed);
@@ -667,7 +667,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	signal_used(q, flags);
 	atomic_store(&q->throttle_us, 0);
 	more = take_chains(q, vq, &prepared, &taken);
-	if (taken && irq_hold__bound_us(&q->hold))
+	if (taken && q->hold.setting_us)
 		irq_hold__note_chains(&q->hold, taken, now_ns());
 	if (prepared)
 		submit(q, flags);
