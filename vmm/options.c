@@ -88,7 +88,7 @@ void options__usage(FILE *out, const char *prog)
 "                       flight, so one interrupt covers several (ends early\n"
 "                       when the guest stops adding; backs off at qd1);\n"
 "                       auto (default): at most the longer of the queue's\n"
-"                       completion latency and 8 of the guest's gaps\n"
+"                       completion latency and 20 of the guest's gaps\n"
 "                       between requests (20..4000 us); US: at most US\n"
 "                       microseconds; 0: off\n"
 "      --domain FILE    take the VM from a libvirt <domain type='kvm'> XML,\n"

@@ -128,20 +128,20 @@ START_TEST(test_auto_bound_is_latency_or_pace)
 
 	/*
 	 * A host faster than its guest: requests complete in 30 us, the
-	 * guest adds one every 200 us.  The hold must outlast the guest's
-	 * gaps, or it never gathers a second chain: 2 looks of 4 gaps.
+	 * guest adds one every 100 us.  The hold must outlast the guest's
+	 * gaps, or it never gathers a second chain: 5 looks of 4 gaps.
 	 */
 	irq_hold__init(&h, IRQ_HOLD_AUTO);
 	for (i = 0; i <= 30; i++) {
 		irq_hold__note_latency(&h, 30 * US);
-		irq_hold__note_chains(&h, 1, 1 * MS + i * 200 * US);
+		irq_hold__note_chains(&h, 1, 1 * MS + i * 100 * US);
 	}
-	ck_assert_int_eq(irq_hold__bound_us(&h), 1600);
+	ck_assert_int_eq(irq_hold__bound_us(&h), 2000);
 	ck_assert(wait_at(10 * MS, 0, 1));
-	ck_assert_uint_eq(until, 10 * MS + 800 * US);
-	ck_assert(wait_at(10 * MS + 800 * US, 4, 1));
-	ck_assert(wait_at(10 * MS + 1200 * US, 5, 1));
-	ck_assert(!wait_at(10 * MS + 1600 * US, 9, 1));
+	ck_assert_uint_eq(until, 10 * MS + 400 * US);
+	for (i = 1; i < 5; i++)
+		ck_assert(wait_at(10 * MS + i * 400 * US, 4 * i, 1));
+	ck_assert(!wait_at(10 * MS + 2000 * US, 30, 1));
 
 	irq_hold__init(&h, IRQ_HOLD_AUTO);
 	irq_hold__note_latency(&h, 2 * US);

@@ -54,7 +54,7 @@
 #define IRQ_HOLD_AUTO_MIN_US	20
 #define IRQ_HOLD_AUTO_MAX_US	4000
 /* irq_hold=auto: a hold lasts at least this many looks */
-#define IRQ_HOLD_AUTO_LOOKS	2
+#define IRQ_HOLD_AUTO_LOOKS	5
 /* Looks are this many of the guest's gaps between chains apart ... */
 #define IRQ_HOLD_LOOK_GAPS	4
 /* ... and at least this far apart. */
