@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The benchmarks (tests/bench): e2e, pin-bench, boot-time.
 
-They share the statistics (stats), the targets (targets), the rotating
+They share the statistics (stats), the targets (targets), the balanced
 order (schedule), the raw-result store (store), the parsers (parse), the
 report and plot, and the hop into the rig's test host (rig).  The death
 policy is the rig's own, gpintest.deaths in tests/lib.

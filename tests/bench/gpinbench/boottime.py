@@ -3,7 +3,7 @@
 init runs its workload, gpin-vmm against QEMU with KVM.
 
 A benchmark, not a test.  In one rig test host, R rounds, the two VMMs in
-an order that rotates every round, boot the same kernel and initramfs
+a balanced order that changes every round, boot the same kernel and initramfs
 (workload `hello`, `quiet`) with the same vCPUs and 512 MiB.  "Init" is
 the moment the workload's line reaches the VMM's output, "exit" the VMM's
 end.  A guest that dies is booted again as the death policy allows

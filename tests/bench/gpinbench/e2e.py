@@ -4,7 +4,8 @@
 A benchmark, not a test.  In the rig's test host (one per vCPU count, as
 many CPUs as the guest has vCPUs), with gpin.ko inserted and a
 memory-backed null_blk as the backing, each round boots the same guest
-under every configuration, in an order that rotates every round:
+under every configuration, in a balanced order that changes every round
+(schedule.py: a Williams design):
   fast, locked, kernel      gpin-vmm --disk PATH,pin=MODE, every other
                             setting gpin-vmm's default
   fast-churn, locked-churn  the same with --churn: an mmap_lock writer

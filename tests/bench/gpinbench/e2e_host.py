@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The end-to-end benchmark inside the test host: R rounds of every
-configuration, in rotating order, each a guest boot (or, for `direct`, the
+configuration, in a balanced order, each a guest boot (or, for `direct`, the
 same script in the test host) that runs the fio jobs and prints each one's
 JSON on its console; counters read around each job; every result appended
 to $RIG_OUT/e2e.jsonl as it comes."""
@@ -409,15 +409,16 @@ def setup_backing():
 
 def todo(plan, jobs):
     """[(round, position, config, workloads left)] in run order: the
-    configurations rotate every round, and so do the workloads within a
+    configurations change order every round (schedule.py), and so do the
+    workloads within a
     boot; what JOBS (the records so far) hold is not run again."""
     done = {(r["round"], r["config"], r["rw"], r["bs"], r["qd"])
             for r in jobs}
     workloads = [Workload.from_key(k) for k in plan["workloads"]]
     out = []
     for rnd, config in schedule.plan(plan["configs"], plan["rounds"]):
-        position = schedule.rotation(plan["configs"], rnd).index(config) + 1
-        left = [w for w in schedule.rotation(workloads, rnd)
+        position = schedule.order(plan["configs"], rnd).index(config) + 1
+        left = [w for w in schedule.order(workloads, rnd)
                 if (rnd, config, w.rw, w.bs, w.qd) not in done]
         out.append((rnd, position, config, left))
     return out

@@ -6,7 +6,7 @@ one thread pinning BATCH pages at a time, ns per page; N threads of one
 process pinning, with and without an mmap_lock writer beside them, pages
 per second) R rounds in the rig's test host, one test host per CPU count
 (4 on a 2-core machine is oversubscribed), with the modes in an order
-that rotates every round.  The report gives each cell's median with its
+that changes every round (balanced: schedule.py).  The report gives each cell's median with its
 95% bootstrap interval, fast ÷ kernel and fast ÷ locked paired by round,
 and each target (tests/bench/gpinbench/targets.py) as ahead, behind or
 can't tell.  Writes OUT/pin-bench.md, .json, .png and .jsonl (every cell
@@ -51,7 +51,7 @@ def parse_args(argv):
     p.add_argument("--duration", type=float, default=1.0,
                    help="seconds per cell and mode (default 1)")
     p.add_argument("--modes", default=",".join(MODES),
-                   help="modes to compare, rotated every round (default "
+                   help="modes to compare, reordered every round (default "
                    "%s)" % ",".join(MODES))
     p.add_argument("--kernel", default="6.1",
                    help="test-host kernel (default 6.1)")
@@ -107,7 +107,7 @@ def cell_records(result, ctx):
 
 def run_round(plan, rnd, store):
     out = os.environ["RIG_OUT"]
-    modes = schedule.rotation(plan["modes"], rnd)
+    modes = schedule.order(plan["modes"], rnd)
     js = os.path.join(out, "pin-bench-r%d.json" % rnd)
     txt = os.path.join(out, "pin-bench-r%d.txt" % rnd)
     cmd = [plan["gpin_bench"], "pin", "--json", js, "--modes",

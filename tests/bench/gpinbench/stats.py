@@ -20,7 +20,7 @@ A ratio between two configurations is estimated *paired* when at least
 MIN_ROUNDS rounds have both (or every round of the side with fewer): the
 ratio of each round's two figures, then the median and interval of those
 ratios.  The configurations of a round run minutes apart in the same test
-host, in an order that rotates every round (schedule.py), so a drift of
+host, in a balanced order that changes every round (schedule.py), so a drift of
 the test host that moves both cancels in the round's ratio; resampling the
 two samples independently would count that drift as uncertainty of the
 ratio.  With fewer pairs (rounds lost to deaths on one side) the two
