@@ -80,10 +80,10 @@ class Script(unittest.TestCase):
 
     def test_defaults_and_quick(self):
         a = e2e.parse_args([])
-        self.assertEqual(a.rounds, 5)
+        self.assertEqual(a.rounds, 6)
         self.assertEqual(a.configs, list(e2e_host.CONFIGS))
-        # the full run fits in 60-90 minutes on a quiet machine
-        self.assertLess(e2e.minutes(a), 90)
+        # the full run fits in two hours on a quiet machine
+        self.assertLess(e2e.minutes(a), 120)
         q = e2e.parse_args(["--quick", "--rounds", "2"])
         self.assertEqual(q.rounds, 2)
         self.assertEqual(q.workloads, [Workload("randread", "4k", 32)])

@@ -38,7 +38,7 @@ class FollAbTest(unittest.TestCase):
     def test_paired_by_round(self):
         # the host drifts 3x between rounds; new is 1.05x old in each
         fast, kern = ("4k", 512, "fast"), ("4k", 512, "kernel")
-        for r, base in enumerate([100, 300, 200, 150, 250], 1):
+        for r, base in enumerate([100, 300, 200, 150, 250, 120], 1):
             write_round(self.d, "old", r, {fast: base, kern: base})
             write_round(self.d, "new", r, {fast: base * 1.05,
                                            kern: base * 2})
@@ -53,7 +53,7 @@ class FollAbTest(unittest.TestCase):
 
     def test_verdicts(self):
         cell = ("4k", 64, "fast")
-        for r, new in enumerate([1.3, 1.4, 1.5], 1):
+        for r, new in enumerate([1.3, 1.4, 1.5, 1.35, 1.45, 1.3], 1):
             write_round(self.d, "old", r, {cell: 100})
             write_round(self.d, "new", r, {cell: 100 * new})
         self.assertEqual(self.summary()[0][4], "behind")
@@ -64,7 +64,7 @@ class FollAbTest(unittest.TestCase):
         # the walk 1.05x, the release 2x: the pin alone meets the bound,
         # the release gets no verdict (it is not the fast path's own)
         cell = ("4k", 512, "fast")
-        for r in range(1, 6):
+        for r in range(1, 7):
             write_round(self.d, "old", r, {cell: 100}, {cell: (60, 40)})
             write_round(self.d, "new", r, {cell: 143}, {cell: (63, 80)})
         rows = {k[3]: (r.value, v) for k, _, _, r, v in self.summary()}

@@ -68,12 +68,12 @@ class GpinBenchJson(unittest.TestCase):
 
 class Reports(unittest.TestCase):
     def test_pin_bench_files_and_verdicts(self):
-        meta = {"command": "tests/bench/pin-bench --rounds 3",
+        meta = {"command": "tests/bench/pin-bench --rounds 6",
                 "commit": "abc1234", "date": "2026-12-05",
-                "kernel": "6.1.0-57-amd64", "rounds": 3, "duration": 1.0,
+                "kernel": "6.1.0-57-amd64", "rounds": 6, "duration": 1.0,
                 "bench_args": ""}
         with tempfile.TemporaryDirectory() as d:
-            md = pinbench_report.write(d, rounds(3), [], meta)
+            md = pinbench_report.write(d, rounds(6), [], meta)
             for name in ("md", "json", "jsonl", "png"):
                 self.assertGreater(os.path.getsize(
                     os.path.join(d, "pin-bench." + name)), 0)
@@ -125,7 +125,8 @@ class Reports(unittest.TestCase):
             md = boottime_report.write(d, boots, [], meta)
             self.assertTrue(os.path.exists(os.path.join(d,
                                                         "boot-time.png")))
-        self.assertIn("| gpin-vmm | 22.0 [21.0, 23.0] |", md)
+        # three rounds: the range, which covers 75%
+        self.assertIn("| gpin-vmm | 22.0 [21.0, 23.0] (75%) |", md)
         self.assertIn("qemu ÷ gpin-vmm start to init", md)
         self.assertIn("significant", md)
 

@@ -23,7 +23,7 @@ def job(rnd, config, iops, exits=None, cell=CELL, **extra):
     return r
 
 
-def runs(rounds=5):
+def runs(rounds=6):
     """fast clearly ahead of locked, level with qemu."""
     out = []
     for rnd in range(1, rounds + 1):
@@ -79,10 +79,36 @@ class Evaluate(unittest.TestCase):
         self.assertEqual(fq["verdict"], stats.BEHIND)
         ex = by["fast ÷ qemu exits+interrupts per I/O"]
         self.assertEqual(ex["verdict"], stats.BEHIND)
+        # the family: 6 rounds cannot pass Holm for a family of 2 or more
+        self.assertGreater(fl["family"], 1)
+        self.assertAlmostEqual(fl["p"], 1 / 32)
+        self.assertEqual(fl["lean"], stats.AHEAD)
+        self.assertEqual(fl["holm"], stats.CANT_TELL)
+        self.assertIn("no target of a family this large",
+                      report.family_text(res))
         # no target: significance only
         self.assertIsNone(by["fast ÷ locked exits per I/O"]["verdict"])
         self.assertFalse(by["fast ÷ locked exits per I/O"]["estimate"]
                          .significant())
+
+    def test_an_exact_count_is_a_fact(self):
+        recs = [job(r, "fast", 2000, gpin={"calls": 10, "pages": 10,
+                                            "fallbacks": f,
+                                            "lockwait_ns": 0})
+                for r, f in ((1, 0), (2, 0), (3, 0))]
+        by = {x["row"].name: x for x in report.evaluate(
+            "e2e", [CELL], recs, e2e_report.METRICS)}
+        fb = by["fast pin fallbacks"]
+        self.assertIs(fb["fact"], True)
+        self.assertEqual(fb["verdict"], stats.AHEAD)
+        self.assertIsNone(fb["holm"])
+        recs[1]["gpin"]["fallbacks"] = 3
+        by = {x["row"].name: x for x in report.evaluate(
+            "e2e", [CELL], recs, e2e_report.METRICS)}
+        self.assertIs(by["fast pin fallbacks"]["fact"], False)
+        lines = report.comparison_lines(list(by.values()), str)
+        self.assertTrue(any("fact: **false** in some round" in l
+                            for l in lines))
 
     def test_missing_side_gives_no_row(self):
         only_fast = [r for r in runs() if r["config"] == "fast"]
@@ -120,13 +146,13 @@ class Metrics(unittest.TestCase):
 
 class Files(unittest.TestCase):
     def test_writes_md_json_jsonl_png(self):
-        recs = runs(3) + [{"kind": "boot", "bench": "e2e", "cpus": 2,
+        recs = runs(6) + [{"kind": "boot", "bench": "e2e", "cpus": 2,
                            "round": 1, "config": "fast", "status": 0,
                            "death": "guest triple fault", "jobs_left": []}]
         meta = {"command": "tests/bench/e2e --quick", "commit": "abc1234",
                 "date": "2026-12-05", "kernel": "6.1.0-57-amd64",
                 "transport": "pci", "paging": "shadow paging",
-                "rounds": 3, "runtime": 5}
+                "rounds": 6, "runtime": 5}
         with tempfile.TemporaryDirectory() as d:
             md = e2e_report.write(d, recs, [], meta)
             for name in ("e2e.md", "e2e.json", "e2e.jsonl", "e2e.png"):
@@ -156,7 +182,8 @@ class Files(unittest.TestCase):
                    "irqoff_max_ns": 0}]
         lines = e2e_report.irqoff_table(boots)
         self.assertEqual(len(lines), 4)         # header, rule, two rows
-        self.assertIn("| 2 | fast | 4.00 [3.00, 5.00] | 3 |", lines)
+        # three boots: their range holds the median 75% of the time
+        self.assertIn("| 2 | fast | 4.00 [3.00, 5.00] (75%) | 3 |", lines)
         self.assertIn("| 4 | locked | 0 (1 round) | 1 |", lines)
         self.assertEqual(e2e_report.irqoff_table(boots[3:4]),
                          ["No boot recorded it."])
@@ -183,13 +210,21 @@ class Files(unittest.TestCase):
 
 class Format(unittest.TestCase):
     def test_estimates(self):
-        self.assertEqual(report.est_md(stats.Estimate(1234.4, 1100, 1400, 5)),
+        self.assertEqual(report.est_md(stats.Estimate(1234.4, 1100, 1400, 6,
+                                                      coverage=0.969)),
                          "1234 [1100, 1400]")
+        # below LEVEL the coverage is said; unknown: a bootstrap
+        self.assertEqual(report.est_md(stats.Estimate(1234.4, 1100, 1400, 3,
+                                                      coverage=0.75)),
+                         "1234 [1100, 1400] (75%)")
+        self.assertEqual(report.est_md(stats.Estimate(1234.4, 1100, 1400, 5)),
+                         "1234 [1100, 1400] (bootstrap)")
         self.assertEqual(report.est_md(stats.Estimate(0.0512, n=1)),
                          "0.0512 (1 round)")
         self.assertEqual(report.est_md(stats.Estimate(None)), "-")
         self.assertEqual(report.est_md(stats.Estimate(1164128, 907356,
-                                                      1420899, 5),
+                                                      1420899, 6,
+                                                      coverage=0.969),
                                        report.mega),
                          "1.16M [0.907M, 1.42M]")
 

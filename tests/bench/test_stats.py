@@ -62,7 +62,11 @@ class Ratio(unittest.TestCase):
         self.assertEqual(e.pairing, "paired")
         self.assertEqual(e.kind, "ratio")
         self.assertEqual((e.value, e.lo, e.hi), (2, 2, 2))
-        self.assertTrue(e.significant())
+        # three rounds cover 75%: no claim of significance
+        self.assertFalse(e.significant())
+        six = stats.ratio({r: 200 * r for r in range(1, 7)},
+                          {r: 100 * r for r in range(1, 7)})
+        self.assertTrue(six.significant())
 
     def test_unpaired_when_rounds_do_not_meet(self):
         e = stats.ratio({1: 10, 2: 12, 3: 11}, {4: 5, 5: 6, 6: 5.5})
@@ -92,7 +96,8 @@ class Ratio(unittest.TestCase):
         self.assertEqual(e.kind, "difference")
         self.assertEqual((e.value, e.lo, e.hi), (0, 0, 0))
         self.assertFalse(e.significant())
-        e = stats.compare({1: 5, 2: 7, 3: 6}, {1: 0, 2: 1, 3: 0})
+        e = stats.compare({1: 5, 2: 7, 3: 6, 4: 5, 5: 6, 6: 7},
+                          {1: 0, 2: 1, 3: 0, 4: 0, 5: 1, 6: 0})
         self.assertEqual(e.kind, "difference")
         self.assertTrue(e.significant())
 
@@ -108,9 +113,9 @@ class Ratio(unittest.TestCase):
 
 
 class Verdict(unittest.TestCase):
-    def v(self, lo, hi, op, target):
-        return stats.verdict(Estimate((lo + hi) / 2, lo, hi, 5, "ratio"),
-                             op, target)
+    def v(self, lo, hi, op, target, coverage=0.969):
+        return stats.verdict(Estimate((lo + hi) / 2, lo, hi, 6, "ratio",
+                                      coverage=coverage), op, target)
 
     def test_at_least(self):
         self.assertEqual(self.v(1.2, 1.5, ">=", 1.1), AHEAD)
@@ -129,18 +134,79 @@ class Verdict(unittest.TestCase):
         self.assertEqual(self.v(0, 3, "==", 0), CANT_TELL)
         self.assertEqual(self.v(1, 3, "==", 0), BEHIND)
 
+    def test_below_full_coverage_cannot_tell(self):
+        # 5 rounds: their range holds the median 93.8% of the time
+        self.assertEqual(self.v(1.2, 1.5, ">=", 1.1, coverage=0.9375),
+                         CANT_TELL)
+        self.assertEqual(self.v(1.2, 1.5, ">=", 1.1, coverage=None),
+                         CANT_TELL)
+
     def test_no_interval_cannot_tell(self):
         one = Estimate(5.0, n=1, kind="ratio")
         self.assertEqual(stats.verdict(one, ">=", 1.0), CANT_TELL)
         self.assertEqual(stats.verdict(Estimate(None), ">=", 1.0), CANT_TELL)
 
     def test_rounds_end_to_end(self):
-        # five rounds all above the target: ahead; one below: can't tell
-        den = {r: 100 for r in range(1, 6)}
-        up = stats.ratio({1: 130, 2: 125, 3: 140, 4: 128, 5: 150}, den)
+        # six rounds all above the target: ahead; one below: can't tell
+        den = {r: 100 for r in range(1, 7)}
+        up = stats.ratio({1: 130, 2: 125, 3: 140, 4: 128, 5: 150, 6: 133},
+                         den)
         self.assertEqual(stats.verdict(up, ">=", 1.2), AHEAD)
-        mixed = stats.ratio({1: 130, 2: 110, 3: 140, 4: 128, 5: 150}, den)
+        mixed = stats.ratio({1: 130, 2: 110, 3: 140, 4: 128, 5: 150,
+                             6: 133}, den)
         self.assertEqual(stats.verdict(mixed, ">=", 1.2), CANT_TELL)
+        # five rounds, all above: their range covers 93.8% only
+        five = stats.ratio({r: 130 for r in range(1, 6)},
+                           {r: 100 for r in range(1, 6)})
+        self.assertAlmostEqual(five.coverage, 0.9375)
+        self.assertEqual(stats.verdict(five, ">=", 1.2), CANT_TELL)
+
+
+class Coverage(unittest.TestCase):
+    def test_exact_coverage_of_order_statistics(self):
+        self.assertAlmostEqual(stats.interval_coverage(3, 1), 0.75)
+        self.assertAlmostEqual(stats.interval_coverage(5, 1), 0.9375)
+        self.assertAlmostEqual(stats.interval_coverage(6, 1), 0.96875)
+        # 20 rounds: x_(6)..x_(15) still holds it 95.9% of the time
+        self.assertGreater(stats.interval_coverage(20, 6), 0.95)
+        self.assertLess(stats.interval_coverage(20, 7), 0.95)
+
+    def test_interval_narrows_with_rounds(self):
+        e = stats.median(range(1, 21))
+        self.assertEqual((e.lo, e.hi), (6, 15))
+        self.assertGreaterEqual(e.coverage, stats.LEVEL)
+        e = stats.median([3, 1, 2, 5, 4, 6])
+        self.assertEqual((e.lo, e.hi), (1, 6))
+        self.assertAlmostEqual(e.coverage, 0.96875)
+
+
+class Family(unittest.TestCase):
+    def test_sign_test(self):
+        p, lean = stats.sign_test([1.3, 1.4, 1.5, 1.3, 1.6, 1.35], ">=", 1.2)
+        self.assertAlmostEqual(p, 2 / 64)
+        self.assertEqual(lean, AHEAD)
+        p, lean = stats.sign_test([0.8, 0.9, 1.3], "<=", 1.0)
+        self.assertEqual(lean, AHEAD)
+        p, lean = stats.sign_test([0.8, 0.9, 0.7], ">=", 1.0)
+        self.assertEqual(lean, BEHIND)
+        # ties are left out; nothing off the target: p = 1
+        self.assertEqual(stats.sign_test([1.0, 1.0], ">=", 1.0)[0], 1.0)
+
+    def test_holm_steps_down(self):
+        self.assertEqual(stats.holm([0.01, 0.04, 0.03]),
+                         [True, False, False])
+        self.assertEqual(stats.holm([0.001, 0.02, None, 0.04]),
+                         [True, True, False, True])
+        self.assertEqual(stats.holm([0.03, 0.03]), [False, False])
+
+    def test_smallest_p(self):
+        self.assertAlmostEqual(stats.smallest_p(6), 1 / 32)
+        self.assertEqual(stats.smallest_p(0), 1.0)
+
+    def test_facts(self):
+        self.assertTrue(stats.fact([0, 0, 0], 0))
+        self.assertFalse(stats.fact([0, 2, 0], 0))
+        self.assertIsNone(stats.fact([], 0))
 
 
 if __name__ == "__main__":

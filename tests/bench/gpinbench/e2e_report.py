@@ -319,6 +319,7 @@ def write(out, records, ledger, meta):
           "", report.method_text(meta["rounds"]),
           "", "## Targets", ""]
     md += report.comparison_lines(judged, cell_label)
+    md += ["", report.family_text(results)]
     md += ["", "## Which differences are significant", ""]
     md += significance_summary(results)
     md += ["", "## IOPS"]

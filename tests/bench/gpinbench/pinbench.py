@@ -44,8 +44,9 @@ def parse_args(argv):
         prog="tests/bench/pin-bench", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="%(prog)s [options] [-- GPIN-BENCH-OPTIONS...]")
-    p.add_argument("--rounds", type=int, default=5,
-                   help="rounds (default 5)")
+    p.add_argument("--rounds", type=int, default=6,
+                   help="rounds (default 6: the fewest whose interval "
+                   "covers 95%%)")
     p.add_argument("--cpus", default="2 4",
                    help="test-host CPUs, one test host each (default '2 4')")
     p.add_argument("--duration", type=float, default=1.0,

@@ -145,6 +145,7 @@ def write(out, records, ledger, meta):
              " " + meta["bench_args"] if meta["bench_args"] else ""),
           "", report.method_text(meta["rounds"]), "", "## Targets", ""]
     md += report.comparison_lines(judged, cell_label)
+    md += ["", report.family_text(results)]
     if single:
         md += ["", "## One thread: ns per page (PIN + UNPIN)", ""]
         md += figure_table(single, cellrecs, modes, "ns_per_page")

@@ -49,10 +49,66 @@ def evaluate(bench, cells, records, metrics):
                     continue
                 est = (stats.ratio(num, den) if row.op
                        else stats.compare(num, den))
-            v = stats.verdict(est, row.op, row.value) if row.op else None
-            out.append({"row": row, "cell": cell, "estimate": est,
-                        "verdict": v})
+            out.append(judge(row, cell, est))
+    apply_holm(out)
     return out
+
+
+def judge(row, cell, est):
+    """One row's result: the interval's verdict, and what the family's
+    test needs (its sign test), or, for an exact count, the fact."""
+    x = {"row": row, "cell": cell, "estimate": est, "verdict": None,
+         "fact": None, "p": None, "lean": None, "holm": None}
+    if not row.op:
+        return x
+    if row.op == "==":
+        x["fact"] = stats.fact(est.values, row.value)
+        x["verdict"] = {True: stats.AHEAD, False: stats.BEHIND,
+                        None: stats.CANT_TELL}[x["fact"]]
+        return x
+    x["verdict"] = stats.verdict(est, row.op, row.value)
+    if est.values and est.pairing != "unpaired":
+        x["p"], x["lean"] = stats.sign_test(est.values, row.op, row.value)
+    return x
+
+
+def apply_holm(results):
+    """The family of a report: every row with a target and a sign test;
+    each gets its Holm verdict and the family's size."""
+    family = [x for x in results if x["row"].op and x["row"].op != "=="]
+    rejected = stats.holm([x["p"] for x in family])
+    for x, r in zip(family, rejected):
+        x["holm"] = x["lean"] if r else stats.CANT_TELL
+        x["family"] = len(family)
+
+
+def family_text(results):
+    """What the family's correction could decide, in a sentence."""
+    family = [x for x in results if x.get("holm") is not None]
+    if not family:
+        return ""
+    rounds = max((x["estimate"].n for x in family), default=0)
+    m, p = len(family), stats.smallest_p(rounds)
+    passed = sum(x["holm"] != stats.CANT_TELL for x in family)
+    text = ("The family of this report is its %d targets (facts aside): "
+            "Holm's correction at %d%% familywise over their sign tests "
+            "decides %d of them." % (m, round(stats.LEVEL * 100), passed))
+    if p > (1 - stats.LEVEL) / m:
+        text += (" With %d rounds no sign test can go below p = %.3g, and "
+                 "the strictest Holm threshold is %.3g: no target of a "
+                 "family this large can be decided; about %d rounds "
+                 "could." % (rounds, p, (1 - stats.LEVEL) / m,
+                             rounds_for(m)))
+    return text
+
+
+def rounds_for(m):
+    """The fewest rounds whose smallest sign-test p passes Holm's
+    strictest threshold for a family of M."""
+    r = 1
+    while stats.smallest_p(r) > (1 - stats.LEVEL) / m:
+        r += 1
+    return r
 
 
 def num(x):
@@ -75,13 +131,20 @@ def mega(x):
 
 
 def est_md(e, fmt=num):
-    """'median [lo, hi]', 'median (1 round)' or '-', numbers by FMT."""
+    """'median [lo, hi]', 'median (1 round)' or '-', numbers by FMT; an
+    interval whose coverage is below LEVEL, or unknown (unpaired), says
+    so after it."""
     if e is None or e.value is None:
         return "-"
     if not e.has_interval:
         return "%s (%d round%s)" % (fmt(e.value), e.n,
                                     "" if e.n == 1 else "s")
-    return "%s [%s, %s]" % (fmt(e.value), fmt(e.lo), fmt(e.hi))
+    text = "%s [%s, %s]" % (fmt(e.value), fmt(e.lo), fmt(e.hi))
+    if e.coverage is None:
+        return text + " (bootstrap)"
+    if not e.full_coverage:
+        return text + " (%.0f%%)" % (100 * e.coverage)
+    return text
 
 
 def machine(meta):
@@ -104,8 +167,13 @@ def comparison_lines(results, cell_label):
     rows = []
     for x in results:
         row, e = x["row"], x["estimate"]
-        if x["verdict"]:
+        holm = ""
+        if x.get("fact") is not None:
+            judged = ("fact: true in every round" if x["fact"]
+                      else "fact: **false** in some round")
+        elif x["verdict"]:
             judged = VERDICT_MD[x["verdict"]]
+            holm = VERDICT_MD[x["holm"]] if x.get("holm") else "-"
         elif e.kind == "median":
             judged = ""
         elif not e.has_interval:
@@ -116,10 +184,12 @@ def comparison_lines(results, cell_label):
                 "median": "median"}[e.kind]
         if e.pairing:
             what += ", " + e.pairing
-        rows.append([cell_label(x["cell"]), row.name, est_md(e), what,
-                     row.target or "-", judged])
-    return table(["cell", "comparison", "median [95% CI]", "of",
-                  "target", "verdict / significance"], rows)
+        cov = ("%.1f%%" % (100 * e.coverage)
+               if e.coverage is not None and e.has_interval else "-")
+        rows.append([cell_label(x["cell"]), row.name, est_md(e), cov, what,
+                     row.target or "-", judged, holm])
+    return table(["cell", "comparison", "median [interval]", "coverage",
+                  "of", "target", "interval says", "Holm (family)"], rows)
 
 
 def results_json(results):
@@ -127,27 +197,40 @@ def results_json(results):
              "num": x["row"].num, "den": x["row"].den,
              "metric": x["row"].metric, "target": x["row"].target or None,
              "source": x["row"].source, "verdict": x["verdict"],
+             "fact": x.get("fact"), "sign_p": x.get("p"),
+             "holm": x.get("holm"), "family": x.get("family"),
              **x["estimate"].to_json()} for x in results]
 
 
 def method_text(rounds):
-    return ("Each figure is the median of the rounds (%d asked for) with "
-            "its %d%% percentile-bootstrap interval (%d resamples, seed %d; "
-            "tests/bench/gpinbench/stats.py).  With 5 rounds or fewer the "
-            "interval is the range of the rounds, which holds the true "
-            "median with probability 94%% for 5 rounds, 75%% for 3; with "
-            "fewer than %d there is no interval (\"(2 rounds)\").  The "
-            "configurations run in an order that changes every round, a "
-            "Williams design (schedule.py): over a full cycle each takes "
-            "every position, and runs right after every other one, equally "
-            "often.  Ratios are paired by round (the median and "
-            "interval of each round's ratio: a drift of the test host that "
-            "moves both sides cancels) where at least %d rounds have both "
-            "sides (or all have), else unpaired.  A target is **ahead** when "
-            "the whole interval meets it, **behind** when none of it does, "
-            "and *can't tell* when the interval straddles it or there is "
-            "none; a "
-            "comparison without a target is significant when its interval "
-            "excludes 1 (a ratio) or 0 (a difference, where a count can be "
-            "0)." % (rounds, round(stats.LEVEL * 100), stats.RESAMPLES,
-                     stats.SEED, stats.MIN_ROUNDS, stats.MIN_ROUNDS))
+    cov = (stats.interval_coverage(rounds, 1) if rounds >= stats.MIN_ROUNDS
+           else None)
+    return ("Each figure is the median of the rounds (%d asked for) with a "
+            "distribution-free interval between two of the rounds' own "
+            "values (order statistics; tests/bench/gpinbench/stats.py), the "
+            "narrowest that holds the true median with at least %d%%; its "
+            "real coverage is given with it (with %d rounds the range of "
+            "the rounds: %s).  An interval marked with a percentage covers "
+            "less than %d%% (too few rounds) and gives no verdict; "
+            "\"(bootstrap)\" marks an unpaired ratio (rounds lost on one "
+            "side), whose coverage is not known.  The configurations run in "
+            "an order that changes every round, a Williams design "
+            "(schedule.py): over a full cycle each takes every position, and "
+            "runs right after every other one, equally often.  Ratios are "
+            "paired by round (the median and interval of each round's "
+            "ratio: a drift of the test host that moves both sides cancels) "
+            "where at least %d rounds have both sides (or all have), else "
+            "unpaired.  A target is read twice.  *Interval says*: **ahead** "
+            "when the whole interval meets it, **behind** when none of it "
+            "does, *can't tell* otherwise (one row at a time).  *Holm*: each "
+            "row's rounds in a two-sided sign test against the target, "
+            "Holm's step-down correction over all the report's targets at "
+            "%d%% familywise; only what survives it is a claim about the "
+            "whole report.  Counts held to an exact value (pin fallbacks "
+            "== 0) are facts, true or false in each round.  A comparison "
+            "without a target is significant when its interval excludes 1 "
+            "(a ratio) or 0 (a difference, where a count can be 0)."
+            % (rounds, round(stats.LEVEL * 100), rounds,
+               "%.1f%%" % (100 * cov) if cov is not None else "no interval",
+               round(stats.LEVEL * 100), stats.MIN_ROUNDS,
+               round(stats.LEVEL * 100)))
