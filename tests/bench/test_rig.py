@@ -94,5 +94,57 @@ class WhereAndWhat(unittest.TestCase):
         self.assertRegex(rig.host_text(), r", \d+ CPUs, Linux ")
 
 
+
+class NativeHost(unittest.TestCase):
+    def setUp(self):
+        self.saved = rig.native_problem
+
+    def tearDown(self):
+        rig.native_problem = self.saved
+
+    def test_native_where_it_works_else_the_rig(self):
+        rig.native_problem = lambda: None
+        self.assertEqual(rig.pick_host(None), "native")
+        self.assertEqual(rig.pick_host("rig"), "rig")
+        rig.native_problem = lambda: "no /dev/gpin"
+        self.assertEqual(rig.pick_host(None), "rig")
+        with self.assertRaises(rig.Skip) as cm:
+            rig.pick_host("native")
+        self.assertIn("no /dev/gpin", str(cm.exception))
+
+    def test_run_native_gives_the_rigs_environment(self):
+        with tempfile.TemporaryDirectory() as d:
+            entry = os.path.join(d, "entry")
+            with open(entry, "w") as f:
+                f.write("#!/bin/sh\n[ \"$1\" = --inside ] || exit 3\n"
+                        "env > \"$RIG_OUT/env\"\nexit 7\n")
+            os.chmod(entry, 0o755)
+            os.environ["RIG_MODDIR"] = "/nonexistent"
+            try:
+                rc = rig.run_native(entry, {"cpus": 2}, os.path.join(d, "o"),
+                                    30)
+            finally:
+                del os.environ["RIG_MODDIR"]
+            self.assertEqual(rc, 7)
+            with open(os.path.join(d, "o", "env")) as f:
+                env = dict(l.rstrip("\n").split("=", 1) for l in f
+                           if "=" in l)
+            with open(os.path.join(d, "o", "plan.json")) as f:
+                self.assertEqual(json.load(f), {"cpus": 2})
+        self.assertEqual(env["RIG_OUT"], os.path.join(d, "o"))
+        self.assertEqual(env["RIG_RUN"], "1")
+        self.assertNotIn("RIG_MODDIR", env)
+        self.assertTrue(env["GPIN_DEATH_LOG"].endswith("deaths.jsonl"))
+
+    def test_workdir_under_the_callers_base(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.environ["GPIN_BENCH_WORKDIR"] = d
+            try:
+                w = rig.workdir("e2e")
+            finally:
+                del os.environ["GPIN_BENCH_WORKDIR"]
+            self.assertTrue(w.startswith(os.path.join(d, "gpin-e2e.")))
+
+
 if __name__ == "__main__":
     unittest.main()

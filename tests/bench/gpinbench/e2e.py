@@ -111,11 +111,21 @@ def parse_args(argv):
     p.add_argument("--transport", choices=("pci", "mmio"),
                    help="gpin-vmm's virtio transport (default: gpin-vmm's "
                    "own, pci)")
+    p.add_argument("--host", choices=("native", "rig"),
+                   help="where the guests run: native, on this host's "
+                   "/dev/kvm with the gpin.ko it has loaded (root; the "
+                   "default where that works), or rig, in the nested "
+                   "QEMU/TCG test host (docs/RIG.md; the default "
+                   "elsewhere)")
     p.add_argument("--kernel", default="6.1",
-                   help="test-host and guest kernel (default 6.1)")
+                   help="guest kernel, and the rig's test-host kernel "
+                   "(default 6.1)")
     p.add_argument("--build", default=os.environ.get(
         "GPIN_BUILD", os.path.join(rig.TOP, "build")),
         help="gpin's Meson build (gpin-vmm, gpin-stat); default build/")
+    p.add_argument("--no-plot", action="store_true",
+                   help="write no e2e.png (matplotlib takes minutes to "
+                   "start where Python's files are slow to read)")
     p.add_argument("--perf", action="store_true",
                    help="profile the whole test host (perf record -a) "
                    "during each boot; flat profiles beside the logs")
@@ -178,14 +188,17 @@ def rig_timeout(args):
 
 
 def run_all(args, work, meta):
-    """The runs, one test host per vCPU count; whether every test host
-    finished (the report shows what the others did)."""
-    rig.require_host(args.perf)
+    """The runs, one per vCPU count (in the rig, a test host each);
+    whether every one finished (the report shows what the others did)."""
+    if args.host == "rig":
+        rig.require_host(args.perf)
     vmm = rig.build_tool(args.build, "vmm/gpin-vmm")
     stat = rig.build_tool(args.build, "pin/gpin-stat")
     img = rig.guest_image(args.kernel)
-    ko = rig.gpin_ko(img["KVER"])
-    meta["kernel"] = img["KVER"]
+    # natively, the gpin.ko the host has loaded
+    ko = rig.gpin_ko(img["KVER"]) if args.host == "rig" else None
+    meta["kernel"] = (img["KVER"] if args.host == "rig" else
+                      "%s; guest %s" % (os.uname().release, img["KVER"]))
     rig.save_meta(work, meta)
     print("e2e: %d rounds x %d configurations x %d fio jobs of %d s, "
           "vCPUs %s; guest %s; transport %s; about %.0f minutes on a quiet "
@@ -196,19 +209,24 @@ def run_all(args, work, meta):
           flush=True)
     ok = True
     for cpus in args.cpus:
-        print("=== test host with %d CPUs, guest with %d vCPUs" % (cpus, cpus),
-              flush=True)
+        print("=== %s, guest with %d vCPUs"
+              % ("this host" if args.host == "native" else
+                 "test host with %d CPUs" % cpus, cpus), flush=True)
         plan = {"vmm": vmm, "gpin_stat": stat, "vmlinuz": img["VMLINUZ"],
                 "initrd": img["INITRD"], "cpus": cpus,
                 "runtime": args.runtime, "rounds": args.rounds,
                 "configs": args.configs, "transport": args.transport,
                 "vmm_disk": args.vmm_disk, "perf": args.perf,
                 "workloads": [w.key for w in args.workloads]}
-        rc = rig.run(ENTRY, plan, os.path.join(work, "cpus%d" % cpus),
-                     img["KVER"], cpus, rig_timeout(args), insmod=ko,
-                     append=args.rig_append)
+        out = os.path.join(work, "cpus%d" % cpus)
+        if args.host == "native":
+            rc = rig.run_native(ENTRY, plan, out, rig_timeout(args))
+        else:
+            rc = rig.run(ENTRY, plan, out, img["KVER"], cpus,
+                         rig_timeout(args), insmod=ko,
+                         append=args.rig_append)
         if rc:
-            print("e2e: the test host with %d CPUs failed (status %d); its "
+            print("e2e: the run with %d vCPUs failed (status %d); its "
                   "finished rounds count" % (cpus, rc), flush=True)
             ok = False
     return ok
@@ -226,6 +244,10 @@ def outside(argv):
                 "vmm_disk": args.vmm_disk,
                 "paging": paging(args.rig_append), "rounds": args.rounds,
                 "runtime": args.runtime}
+        args.host = rig.pick_host(args.host)
+        meta["host_kind"] = args.host
+        if args.host == "native":
+            meta["paging"] = "this host's own paging (native)"
         ok = run_all(args, works[0], meta)
     records, ledger = rig.load_results(works, "e2e.jsonl")
     if not any(r.get("kind") == "job" for r in records):
@@ -234,7 +256,8 @@ def outside(argv):
     # not at the top: the test host's half must not import matplotlib
     # (over 9p under TCG that takes minutes, a font cache built each time)
     from . import e2e_report
-    text = e2e_report.write(args.out, records, ledger, meta)
+    text = e2e_report.write(args.out, records, ledger, meta,
+                            plot=not args.no_plot)
     print()
     print(text)
     print("wrote %s/e2e.{md,json,jsonl,png} (logs: %s)"

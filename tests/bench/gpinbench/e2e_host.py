@@ -396,12 +396,37 @@ def run_config(plan, rnd, position, config, workloads, store, ledger):
             return
 
 
+NULLB_PARAMS = "/sys/module/null_blk/parameters/"
+
+
+def modprobe_args():
+    """modprobe's: the test host's module tree (the rig), or the host's."""
+    moddir = os.environ.get("RIG_MODDIR")
+    return ["modprobe"] + (["-d", moddir] if moddir else [])
+
+
 def setup_backing():
     """A memory-backed null_blk with every block written once, so that
-    reads find data."""
-    subprocess.run(["modprobe", "-d", os.environ["RIG_MODDIR"], "null_blk",
-                    "nr_devices=1", "memory_backed=1", "gb=%d" % NULLB_GB,
-                    "bs=512"], check=True)
+    reads find data.  On a host where null_blk is loaded already (its
+    parameters are the loader's), only a memory-backed one of at least
+    NULLB_GB will do: anything else is refused rather than measured."""
+    if os.path.exists(NULLB_PARAMS):
+        try:
+            with open(NULLB_PARAMS + "memory_backed") as f:
+                memory = f.read().strip() in ("1", "Y")
+            with open(NULLB_PARAMS + "gb") as f:
+                gb = int(f.read())
+        except (OSError, ValueError):
+            memory, gb = False, 0
+        if not (memory and gb >= NULLB_GB and os.path.exists(NULLB)):
+            raise RuntimeError("null_blk is loaded already, not as %s "
+                               "memory-backed of %d GiB: unload it "
+                               "(rmmod null_blk) or load it so"
+                               % (NULLB, NULLB_GB))
+    else:
+        subprocess.run(modprobe_args() + [
+            "null_blk", "nr_devices=1", "memory_backed=1",
+            "gb=%d" % NULLB_GB, "bs=512"], check=True)
     subprocess.run(["dd", "if=/dev/zero", "of=" + NULLB, "bs=1M",
                     "count=%d" % (NULLB_GB * 1024), "oflag=direct",
                     "status=none"], check=True)
@@ -422,6 +447,13 @@ def todo(plan, jobs):
                 if (rnd, config, w.rw, w.bs, w.qd) not in done]
         out.append((rnd, position, config, left))
     return out
+
+
+def mount_debugfs():
+    """The KVM counters live in debugfs, which a host may not mount."""
+    if not os.path.isdir(KVM_DEBUGFS):
+        subprocess.run(["mount", "-t", "debugfs", "none",
+                        "/sys/kernel/debug"], stderr=subprocess.DEVNULL)
 
 
 def mount_tracefs():
@@ -446,7 +478,12 @@ def inside(plan):
     if not os.path.exists("/dev/kvm"):
         print("e2e: no /dev/kvm in the test host")
         return 1
-    setup_backing()
+    try:
+        setup_backing()
+    except (RuntimeError, subprocess.CalledProcessError) as e:
+        print("e2e: backing: %s" % e)
+        return 1
+    mount_debugfs()
     counted = mount_tracefs()
     store.append({"kind": "host", "bench": "e2e", "cpus": plan["cpus"],
                   "rig_run": rig_run, "kernel": os.uname().release,

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""The CI-host half of a benchmark: what it needs, and the hop into the
-rig's test host (tests/rig/rig, docs/RIG.md), which runs the benchmark's
-own entry again inside with --inside PLAN."""
+"""The starting half of a benchmark: what it needs, and where its
+measuring half runs - natively on this host (--host native: a KVM host with
+gpin.ko loaded), or in the rig's test host (tests/rig/rig, docs/RIG.md).
+Either way the benchmark's own entry runs again with --inside PLAN: the
+rig is one way to provide a host, not a different benchmark."""
 
 import datetime
 import json
@@ -88,9 +90,12 @@ def build_tool(build, path):
 
 
 def workdir(name):
-    """A new directory for the logs and raw results of a run: /var/tmp,
-    which the test host sees (and may write: the rig's --out)."""
-    return tempfile.mkdtemp(prefix="gpin-%s." % name, dir="/var/tmp")
+    """A new directory for the logs and raw results of a run: under
+    $GPIN_BENCH_WORKDIR, or /var/tmp, which the test host sees (and may
+    write: the rig's --out)."""
+    base = os.environ.get("GPIN_BENCH_WORKDIR", "/var/tmp")
+    os.makedirs(base, exist_ok=True)
+    return tempfile.mkdtemp(prefix="gpin-%s." % name, dir=base)
 
 
 def run(entry, plan, out, kver, cpus, timeout, insmod=None, append=""):
@@ -206,6 +211,52 @@ def load_results(works, name):
     paths = [os.path.join(w, d) for d, w in sorted(dirs.items())]
     return (load([os.path.join(d, name) for d in paths]),
             load([os.path.join(d, "deaths.jsonl") for d in paths]))
+
+
+def native_problem():
+    """Why this host cannot run a benchmark natively (None: it can): root,
+    a usable /dev/kvm, gpin.ko loaded."""
+    if os.geteuid() != 0:
+        return "not root"
+    try:
+        os.close(os.open("/dev/kvm", os.O_RDWR))
+    except OSError as e:
+        return "no usable /dev/kvm (%s)" % e.strerror
+    if not os.path.exists("/dev/gpin"):
+        return "no /dev/gpin (load gpin.ko: insmod build-pin/$(uname -r)/gpin.ko)"
+    return None
+
+
+def pick_host(asked):
+    """ASKED ('native', 'rig' or None: native where it can run, else the
+    rig) and, for a native run that cannot, Skip with the reason."""
+    problem = native_problem()
+    if asked is None:
+        return "native" if problem is None else "rig"
+    if asked == "native" and problem:
+        raise Skip("--host native: " + problem)
+    return asked
+
+
+def run_native(entry, plan, out, timeout):
+    """Runs ENTRY --inside OUT/plan.json on this host, with the environment
+    the rig gives it inside a test host (RIG_OUT, RIG_RUN, the death
+    ledger; no RIG_MODDIR: the host's own modules).  Returns its status,
+    124 when it outlived TIMEOUT seconds."""
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "plan.json")
+    with open(path, "w") as f:
+        json.dump(plan, f, indent=1)
+    env = dict(os.environ, RIG_OUT=out, RIG_RUN="1",
+               RIG_KVER=os.uname().release,
+               GPIN_DEATH_LOG=os.path.join(out, "deaths.jsonl"))
+    env.pop("RIG_MODDIR", None)
+    sys.stdout.flush()
+    try:
+        return subprocess.run([entry, "--inside", path], env=env,
+                              timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        return 124
 
 
 def read_plan(path):
