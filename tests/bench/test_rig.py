@@ -90,7 +90,7 @@ class WhereAndWhat(unittest.TestCase):
         from gpinbench import report
         self.assertEqual(report.machine({"host": "X, 2 CPUs, Linux 6"}),
                          "X, 2 CPUs, Linux 6")
-        self.assertRegex(report.machine({}), r"^a \d+-CPU machine$")
+        self.assertEqual(report.machine({}), "a machine it did not record")
         self.assertRegex(rig.host_text(), r", \d+ CPUs, Linux ")
 
 

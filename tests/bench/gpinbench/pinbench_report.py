@@ -125,7 +125,7 @@ def plot_data(records, modes, results):
                                                          short_label(c)))
 
 
-def write(out, records, ledger, meta):
+def write(out, records, ledger, meta, png=True):
     cellrecs = [r for r in records if r.get("kind") == "cell"]
     modes = modes_of(cellrecs)
     single, threads = cells(cellrecs, "single"), cells(cellrecs, "threads")
@@ -185,8 +185,9 @@ def write(out, records, ledger, meta):
                    comparisons=report.results_json(results), deaths=ledger)
     with open(os.path.join(out, "pin-bench.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    panels, strips = plot_data(cellrecs, modes, results)
-    plot.write(os.path.join(out, "pin-bench.png"),
-               "gpin-bench pin (rig TCG test host: compare within the run), "
-               "%s" % meta["date"], panels, strips)
+    if png:
+        panels, strips = plot_data(cellrecs, modes, results)
+        plot.write(os.path.join(out, "pin-bench.png"),
+                   "gpin-bench pin (rig TCG test host: compare within the "
+                   "run), %s" % meta["date"], panels, strips)
     return text

@@ -2,8 +2,6 @@
 """From raw records to estimates, verdicts and Markdown: shared by the
 benchmarks."""
 
-import os
-
 from . import stats, targets
 
 VERDICT_MD = {stats.AHEAD: "**ahead**", stats.BEHIND: "**behind**",
@@ -149,8 +147,8 @@ def est_md(e, fmt=num):
 
 def machine(meta):
     """The machine a run started on, as its meta recorded it (runs from
-    before that: this one's CPU count)."""
-    return meta.get("host") or "a %d-CPU machine" % (os.cpu_count() or 0)
+    before that did not: a report remade elsewhere must not guess)."""
+    return meta.get("host") or "a machine it did not record"
 
 
 def table(header, rows):
