@@ -38,7 +38,7 @@ import os
 import shlex
 import sys
 
-from . import e2e_host, rig
+from . import device, e2e_host, rig
 from .workload import RWS, SIZES, parse_list
 
 ALL_CONFIGS = e2e_host.CONFIGS
@@ -117,6 +117,13 @@ def parse_args(argv):
                    "default where that works), or rig, in the nested "
                    "QEMU/TCG test host (docs/RIG.md; the default "
                    "elsewhere)")
+    p.add_argument("--device", metavar="PATH",
+                   help="--host native: serve this block device instead of "
+                   "a memory-backed null_blk; the write jobs overwrite it, "
+                   "so it is refused while it is mounted, used, "
+                   "partitioned or carries a signature blkid knows")
+    p.add_argument("--destroy-data", action="store_true",
+                   help="--device: use it even if it seems to hold data")
     p.add_argument("--kernel", default="6.1",
                    help="guest kernel, and the rig's test-host kernel "
                    "(default 6.1)")
@@ -187,6 +194,24 @@ def rig_timeout(args):
     return args.rounds * per_round
 
 
+def check_device(args):
+    """--device: only natively, and only a device that holds nothing (or
+    --destroy-data); Skip says why not."""
+    if not args.device:
+        return
+    if args.host != "native":
+        raise rig.Skip("--device needs --host native: the rig's test host "
+                       "cannot see this host's devices")
+    # each fio job writes its own 128 MiB, numjobs = vCPUs
+    need = max(args.cpus) * (128 << 20)
+    why = device.refusals(args.device, args.destroy_data, need)
+    if why:
+        raise rig.Skip("--device %s refused: %s%s" % (
+            args.device, "; ".join(why),
+            "" if args.destroy_data else
+            " (--destroy-data if its data may go)"))
+
+
 def run_all(args, work, meta):
     """The runs, one per vCPU count (in the rig, a test host each);
     whether every one finished (the report shows what the others did)."""
@@ -217,6 +242,7 @@ def run_all(args, work, meta):
                 "runtime": args.runtime, "rounds": args.rounds,
                 "configs": args.configs, "transport": args.transport,
                 "vmm_disk": args.vmm_disk, "perf": args.perf,
+                "device": args.device,
                 "workloads": [w.key for w in args.workloads]}
         out = os.path.join(work, "cpus%d" % cpus)
         if args.host == "native":
@@ -245,7 +271,9 @@ def outside(argv):
                 "paging": paging(args.rig_append), "rounds": args.rounds,
                 "runtime": args.runtime}
         args.host = rig.pick_host(args.host)
+        check_device(args)
         meta["host_kind"] = args.host
+        meta["backing"] = args.device or "null_blk"
         if args.host == "native":
             meta["paging"] = "this host's own paging (native)"
         ok = run_all(args, works[0], meta)

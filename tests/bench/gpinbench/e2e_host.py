@@ -250,6 +250,12 @@ def is_qemu(config):
     return config in QEMU_AIO
 
 
+def backing(plan):
+    """The disk every configuration serves: the user's device (--device,
+    checked before the run), or the memory-backed null_blk."""
+    return plan.get("device") or NULLB
+
+
 def vm_command(plan, config, cmdline):
     """The VMM's command line.  gpin-vmm gets its own defaults but the
     pin mode, unless the run (--transport, --vmm-disk) or the
@@ -257,9 +263,10 @@ def vm_command(plan, config, cmdline):
     cpus = plan["cpus"]
     if is_qemu(config):
         return guest.qemu(plan["vmlinuz"], plan["initrd"], cpus, GUEST_MEM,
-                          cmdline, drive=NULLB, aio=QEMU_AIO[config])
+                          cmdline, drive=backing(plan),
+                          aio=QEMU_AIO[config])
     name, extra = split_config(config)
-    disk = "%s,pin=%s" % (NULLB, pin_mode(config) or "kernel")
+    disk = "%s,pin=%s" % (backing(plan), pin_mode(config) or "kernel")
     if plan.get("transport"):
         disk += ",transport=" + plan["transport"]
     # every gpin-vmm configuration's (--vmm-disk); a config's own win
@@ -274,7 +281,8 @@ def vm_command(plan, config, cmdline):
 
 def start(plan, config, workloads, log):
     script = guest_script(plan["cpus"], plan["runtime"], workloads,
-                          NULLB if config == "direct" else "/dev/vda")
+                          backing(plan) if config == "direct" else
+                          "/dev/vda")
     if config == "direct":
         return guest.Running(["sh", "-c", script], log, is_vmm=False)
     cmd = vm_command(plan, config, guest.cmdline_with_script(script))
@@ -479,7 +487,8 @@ def inside(plan):
         print("e2e: no /dev/kvm in the test host")
         return 1
     try:
-        setup_backing()
+        if not plan.get("device"):
+            setup_backing()
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print("e2e: backing: %s" % e)
         return 1
@@ -492,10 +501,12 @@ def inside(plan):
                   "syscalls_counted": counted,
                   "qemu_version": qemu_version()})
     print("# test host %s, %d CPUs; guest %d vCPUs, %s; backing %s "
-          "(null_blk memory_backed, %d GiB); gpin.ko %s; transport %s; "
+          "(%s); gpin.ko %s; transport %s; "
           "VMM syscalls %s"
           % (os.uname().release, os.cpu_count(), plan["cpus"], GUEST_MEM,
-             NULLB, NULLB_GB, "loaded" if os.path.exists("/dev/gpin")
+             backing(plan), "the user's device" if plan.get("device") else
+             "null_blk memory_backed, %d GiB" % NULLB_GB,
+             "loaded" if os.path.exists("/dev/gpin")
              else "ABSENT", plan["transport"] or "gpin-vmm's default",
              "counted" if counted else "NOT counted (no tracefs)"),
           flush=True)
