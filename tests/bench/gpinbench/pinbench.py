@@ -47,8 +47,13 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=6,
                    help="rounds (default 6: the fewest whose interval "
                    "covers 95%%)")
+    p.add_argument("--host", choices=("native", "rig"),
+                   help="where gpin-bench runs: native, on this host with "
+                   "the gpin.ko it has loaded (root; the default where "
+                   "that works), or rig, in the nested test host")
     p.add_argument("--cpus", default="2 4",
-                   help="test-host CPUs, one test host each (default '2 4')")
+                   help="rig: test-host CPUs, one test host each (default "
+                   "'2 4'); native: this host's CPUs, one run")
     p.add_argument("--duration", type=float, default=1.0,
                    help="seconds per cell and mode (default 1)")
     p.add_argument("--modes", default=",".join(MODES),
@@ -156,10 +161,14 @@ def inside(plan):
 def run_all(args, work, meta):
     """The rounds, one test host per CPU count; whether every test host
     finished (the report shows what the others did)."""
-    rig.require_host()
+    native = args.host == "native"
+    if not native:
+        rig.require_host()
     bench = rig.build_tool(args.build, "pin/gpin-bench")
-    kver = rig.kernel_release(args.kernel)
-    ko = rig.gpin_ko(kver)
+    kver = os.uname().release if native else rig.kernel_release(args.kernel)
+    ko = None if native else rig.gpin_ko(kver)
+    if native:
+        args.cpus = [os.cpu_count()]
     meta["kernel"] = kver
     rig.save_meta(work, meta)
     per_round = (len(args.modes) * CELLS * (args.duration + CELL_SLACK) +
@@ -171,9 +180,13 @@ def run_all(args, work, meta):
         plan = {"gpin_bench": bench, "cpus": cpus, "rounds": args.rounds,
                 "duration": args.duration, "modes": args.modes,
                 "bench_args": args.bench_args}
-        rc = rig.run(ENTRY, plan, os.path.join(work, "cpus%d" % cpus), kver,
-                     cpus, args.rounds * per_round, insmod=ko,
-                     append=args.rig_append)
+        out = os.path.join(work, "cpus%d" % cpus)
+        if native:
+            rc = rig.run_native(ENTRY, plan, out, args.rounds * per_round)
+        else:
+            rc = rig.run(ENTRY, plan, out, kver, cpus,
+                         args.rounds * per_round, insmod=ko,
+                         append=args.rig_append)
         if rc:
             print("pin-bench: the test host with %d CPUs failed (status %d);"
                   " its finished rounds count" % (cpus, rc), flush=True)
@@ -192,6 +205,8 @@ def outside(argv):
         meta = {"command": command, "rounds": args.rounds,
                 "duration": args.duration,
                 "bench_args": " ".join(args.bench_args)}
+        args.host = rig.pick_host(args.host)
+        meta["host_kind"] = args.host
         ok = run_all(args, works[0], meta)
     records, ledger = rig.load_results(works, "pin-bench.jsonl")
     if not any(r.get("kind") == "cell" for r in records):
