@@ -43,6 +43,10 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=6,
                    help="boots of each VMM (default 6: the fewest whose "
                    "interval covers 95%%)")
+    p.add_argument("--host", choices=("native", "rig"),
+                   help="where the guests boot: native, on this host's "
+                   "/dev/kvm (root; the default where it works), or rig, "
+                   "in the nested test host")
     p.add_argument("--cpus", type=int, default=2,
                    help="guest vCPUs, and the test host's CPUs (default 2)")
     p.add_argument("--kernel", default="6.1",
@@ -138,17 +142,22 @@ def inside(plan):
 # -- on the CI host --------------------------------------------------------
 
 def run_all(args, work, meta):
-    """The rounds in one test host; whether it finished."""
-    rig.require_host()
+    """The rounds in one test host, or on this one; whether it finished."""
+    native = args.host == "native"
+    if not native:
+        rig.require_host()
     vmm = rig.build_tool(args.build, "vmm/gpin-vmm")
     img = rig.guest_image(args.kernel)
     meta["kernel"] = img["KVER"]
     rig.save_meta(work, meta)
     plan = {"vmm": vmm, "vmlinuz": img["VMLINUZ"], "initrd": img["INITRD"],
             "cpus": args.cpus, "rounds": args.rounds}
-    rc = rig.run(ENTRY, plan, os.path.join(work, "cpus%d" % args.cpus),
-                 img["KVER"], args.cpus,
-                 args.rounds * len(VMMS) * 2 * (INIT_LIMIT + EXIT_LIMIT))
+    out = os.path.join(work, "cpus%d" % args.cpus)
+    limit = args.rounds * len(VMMS) * 2 * (INIT_LIMIT + EXIT_LIMIT)
+    if native:
+        rc = rig.run_native(ENTRY, plan, out, limit)
+    else:
+        rc = rig.run(ENTRY, plan, out, img["KVER"], args.cpus, limit)
     if rc:
         print("boot-time: the test host failed (status %d); its finished "
               "rounds count" % rc, flush=True)
@@ -164,6 +173,15 @@ def outside(argv):
     else:
         works = [rig.workdir("boot-time")]
         meta = {"command": cmd, "rounds": args.rounds, "cpus": args.cpus}
+        # boot-time needs no gpin.ko: native wherever /dev/kvm works
+        problem = rig.native_problem()
+        if args.host is None:
+            args.host = ("native" if problem is None or
+                         problem.startswith("no /dev/gpin") else "rig")
+        elif args.host == "native" and problem and \
+                not problem.startswith("no /dev/gpin"):
+            raise rig.Skip("--host native: " + problem)
+        meta["host_kind"] = args.host
         ok = run_all(args, works[0], meta)
     records, ledger = rig.load_results(works, "boot-time.jsonl")
     if not any(r.get("init_s") for r in records):
