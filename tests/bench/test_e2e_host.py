@@ -70,9 +70,18 @@ class Script(unittest.TestCase):
     def test_fio_as_asked(self):
         s = e2e_host.guest_script(4, 7, [Workload("randwrite", "64k", 1)])
         self.assertIn("for j in randwrite:64k:1;", s)
-        for opt in ("--numjobs=4", "--runtime=7", "--direct=1",
+        for opt in ("--numjobs=4", "--runtime=$1", "--direct=1",
                     "--ioengine=libaio", "--filename=/dev/vda"):
             self.assertIn(opt, s)
+        self.assertIn("\nf 7 || echo E2E-ERROR", s)
+        # no ramp unless asked
+        self.assertNotIn("f 0", s)
+
+    def test_the_ramp_runs_before_the_counters_start(self):
+        s = e2e_host.guest_script(2, 10, [Workload("randread", "4k", 32)],
+                                  ramp=2)
+        self.assertLess(s.index("f 2 >/dev/null"), s.index("E2E-START"))
+        self.assertLess(s.index("E2E-START"), s.index("f 10 ||"))
 
     def test_too_long_a_script_is_refused(self):
         with self.assertRaises(ValueError):
@@ -82,8 +91,9 @@ class Script(unittest.TestCase):
         a = e2e.parse_args([])
         self.assertEqual(a.rounds, 6)
         self.assertEqual(a.configs, list(e2e_host.CONFIGS))
-        # the full run fits in two hours on a quiet machine
-        self.assertLess(e2e.minutes(a), 120)
+        # 10 s jobs after a 2 s ramp: the full run takes about 2.5 hours
+        self.assertEqual((a.runtime, a.ramp), (10, 2))
+        self.assertLess(e2e.minutes(a), 180)
         q = e2e.parse_args(["--quick", "--rounds", "2"])
         self.assertEqual(q.rounds, 2)
         self.assertEqual(q.workloads, [Workload("randread", "4k", 32)])

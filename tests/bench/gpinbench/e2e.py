@@ -42,8 +42,9 @@ from . import device, e2e_host, rig
 from .workload import RWS, SIZES, parse_list
 
 ALL_CONFIGS = e2e_host.CONFIGS
-# The full run: about 105 minutes on a quiet 2-core machine (a boot 50-60 s,
-# a job its runtime and 4-5 s more; a loaded machine takes twice that).
+# The full run: about 150 minutes on a quiet 2-core machine (a boot 50-60 s,
+# a job its ramp, its runtime and 4-5 s more; a loaded machine takes
+# twice that).
 # Issue 10's targets are at 2 vCPUs; --cpus "2 4" adds a 4-vCPU test host,
 # oversubscribed on 2 cores and about twice as slow (--configs to pick).
 # Words every gpin-vmm configuration adds to its --disk: none, so that
@@ -52,13 +53,13 @@ ALL_CONFIGS = e2e_host.CONFIGS
 VMM_DISK = ""
 # Six rounds: the fewest whose range holds the median with 95% or more
 # (96.9%, stats.py); five give 93.8% and no verdict.
-DEFAULTS = {"rounds": 6, "cpus": "2", "runtime": 5,
+DEFAULTS = {"rounds": 6, "cpus": "2", "runtime": 10, "ramp": 2,
             "configs": ",".join(ALL_CONFIGS),
             "jobs": "randread,randwrite:4k:1,32 "
                     "randread,randwrite:64k,256k:32"}
 # scripts/demo's: the pinned-vs-locked comparison, alone and beside an
 # mmap_lock writer, one workload, enough rounds for a verdict
-QUICK = {"rounds": 6, "cpus": "2", "runtime": 5,
+QUICK = {"rounds": 6, "cpus": "2", "runtime": 10, "ramp": 2,
          "configs": "fast,locked,fast-churn,locked-churn",
          "jobs": "randread:4k:32"}
 # For the estimate printed at the start, and the rig's own limit (each
@@ -94,6 +95,9 @@ def parse_args(argv):
     p.add_argument("--runtime", type=int,
                    help="seconds per fio job (default %d)"
                    % DEFAULTS["runtime"])
+    p.add_argument("--ramp", type=int,
+                   help="seconds each fio job runs unmeasured first "
+                   "(default %d)" % DEFAULTS["ramp"])
     p.add_argument("--jobs", metavar="LIST",
                    help="fio jobs, space-separated RW:BS:QD, each field a "
                    "comma-separated list whose combinations all run; RW of "
@@ -159,8 +163,8 @@ def parse_args(argv):
     bad = [c for c in args.configs if not known_config(c)]
     if bad:
         p.error("unknown config(s) %s" % ",".join(bad))
-    if args.rounds < 1 or args.runtime < 1:
-        p.error("--rounds and --runtime want at least 1")
+    if args.rounds < 1 or args.runtime < 1 or args.ramp < 0:
+        p.error("--rounds and --runtime want at least 1, --ramp 0")
     try:
         args.cpus = [int(c) for c in args.cpus.split()]
     except ValueError:
@@ -181,7 +185,7 @@ def paging(append):
 def minutes(args):
     """A quiet 2-core machine's time for ARGS; more CPUs than cores run
     proportionally slower."""
-    jobs = len(args.workloads) * (args.runtime + JOB_EST)
+    jobs = len(args.workloads) * (args.runtime + args.ramp + JOB_EST)
     per_round = sum(jobs + (BOOT_EST if c != "direct" else 0)
                     for c in args.configs)
     return sum(args.rounds * per_round * max(1, cpus / 2)
@@ -190,7 +194,8 @@ def minutes(args):
 
 def rig_timeout(args):
     per_round = sum(BOOT_BUDGET + len(args.workloads) *
-                    (args.runtime + JOB_BUDGET) for _ in args.configs)
+                    (args.runtime + args.ramp + JOB_BUDGET)
+                    for _ in args.configs)
     return args.rounds * per_round
 
 
@@ -239,7 +244,8 @@ def run_all(args, work, meta):
                  "test host with %d CPUs" % cpus, cpus), flush=True)
         plan = {"vmm": vmm, "gpin_stat": stat, "vmlinuz": img["VMLINUZ"],
                 "initrd": img["INITRD"], "cpus": cpus,
-                "runtime": args.runtime, "rounds": args.rounds,
+                "runtime": args.runtime, "ramp": args.ramp,
+                "rounds": args.rounds,
                 "configs": args.configs, "transport": args.transport,
                 "vmm_disk": args.vmm_disk, "perf": args.perf,
                 "device": args.device,
@@ -269,7 +275,7 @@ def outside(argv):
         meta = {"command": command, "transport": args.transport,
                 "vmm_disk": args.vmm_disk,
                 "paging": paging(args.rig_append), "rounds": args.rounds,
-                "runtime": args.runtime}
+                "runtime": args.runtime, "ramp": args.ramp}
         args.host = rig.pick_host(args.host)
         check_device(args)
         meta["host_kind"] = args.host

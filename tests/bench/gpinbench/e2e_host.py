@@ -35,25 +35,29 @@ IRQ_SEPARATOR = "E2E-IRQS"
 JOB_SLACK = 120
 
 
-def guest_script(cpus, runtime, workloads, device="/dev/vda"):
-    """The guest's script: each job prints START, runs fio (numjobs =
-    vCPUs, each on its own 128 MiB), prints STOP, then between BEGIN and
-    END its JSON and, after IRQ_SEPARATOR, the guest's /proc/interrupts
-    from before and after fio (which interrupts the guest took per I/O:
-    the device's, or IPIs and timers).  The pause at the end lets the console drain before the
-    exit device ends the VMM (QEMU's last block was cut short without it).
-    No ramp time: the counters read at START and STOP bracket every I/O
-    fio counts."""
+def guest_script(cpus, runtime, workloads, device="/dev/vda", ramp=0):
+    """The guest's script: each job runs fio for RAMP seconds first (its
+    results dropped: queues, caches and the VMM's moderation settle), then
+    prints START, runs fio again (numjobs = vCPUs, each on its own 128
+    MiB) for RUNTIME, prints STOP, then between BEGIN and END its JSON
+    and, after IRQ_SEPARATOR, the guest's /proc/interrupts from before and
+    after fio (which interrupts the guest took per I/O: the device's, or
+    IPIs and timers).  The ramp is a run of its own, not fio's
+    --ramp_time, so that the counters read at START and STOP bracket every
+    I/O fio counts.  The pause at the end lets the console drain before
+    the exit device ends the VMM (QEMU's last block was cut short without
+    it)."""
     jobs = " ".join(w.key for w in workloads)
+    ramp_line = "f %d >/dev/null 2>&1\n" % ramp if ramp > 0 else ""
     return f"""[ -b {device} ] || {{ echo E2E-ERROR no {device}; exit 10; }}
+f() {{ fio --name=$rw --filename={device} --direct=1 --ioengine=libaio \\
+ --rw=$rw --bs=$bs --iodepth=$qd --numjobs={cpus} --size=128M \\
+ --offset_increment=128M --time_based --runtime=$1 --group_reporting \\
+ --output-format=json --output=/tmp/r.json >/dev/null 2>&1; }}
 for j in {jobs}; do rw=${{j%%:*}}; r=${{j#*:}}; bs=${{r%%:*}}; qd=${{r#*:}}
-echo E2E-START $j
+{ramp_line}echo E2E-START $j
 cat /proc/interrupts >/tmp/i0
-fio --name=$rw --filename={device} --direct=1 --ioengine=libaio --rw=$rw \\
- --bs=$bs --iodepth=$qd --numjobs={cpus} --size=128M --offset_increment=128M \\
- --time_based --runtime={runtime} --group_reporting \\
- --output-format=json --output=/tmp/r.json >/dev/null 2>&1 ||
- echo E2E-ERROR $j fio
+f {runtime} || echo E2E-ERROR $j fio
 cat /proc/interrupts >/tmp/i1
 echo E2E-STOP $j
 echo E2E-BEGIN $j; cat /tmp/r.json; echo {IRQ_SEPARATOR}; cat /tmp/i0 /tmp/i1
@@ -281,6 +285,7 @@ def vm_command(plan, config, cmdline):
 
 def start(plan, config, workloads, log):
     script = guest_script(plan["cpus"], plan["runtime"], workloads,
+                          ramp=plan.get("ramp", 0), device=
                           backing(plan) if config == "direct" else
                           "/dev/vda")
     if config == "direct":
@@ -323,7 +328,7 @@ def boot(plan, ctx, workloads, store):
     b = Boot(plan, ctx, running, store)
     try:
         rc = guest.watch(running, b.on_text, BOOT_LIMIT,
-                         plan["runtime"] + JOB_SLACK)
+                         plan["runtime"] + plan.get("ramp", 0) + JOB_SLACK)
     finally:
         b.close()
     if is_qemu(config):

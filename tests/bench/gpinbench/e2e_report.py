@@ -324,13 +324,15 @@ def write(out, records, ledger, meta, png=True):
           "gpin-vmm: %s; QEMU: an iothread, aio=io_uring (qemu-native: "
           "aio=native), cache=none (command lines below); the guests on "
           "%s.  fio: "
-          "direct=1, libaio, numjobs = vCPUs, %d s per job, no ramp.  "
+          "direct=1, libaio, numjobs = vCPUs, %d s per job, %s.  "
           "`direct` is the same fio on the backing itself, outside any "
           "guest.  %s"
           % (meta["commit"], meta["date"], where_text(meta),
              report.machine(meta), backing_text(meta), gpin_vmm_text(meta),
              meta["paging"],
              meta["runtime"],
+             "after an unmeasured run of %d s (the ramp)" % meta["ramp"]
+             if meta.get("ramp") else "no ramp",
              "" if meta.get("host_kind") == "native" else
              "TCG figures are not absolute: compare within one run."),
           "", report.method_text(meta["rounds"]),

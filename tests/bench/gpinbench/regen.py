@@ -33,7 +33,7 @@ REPORTS = [
 
 # What a report's meta holds (the rest of NAME.json is its figures).
 META_KEYS = ("command", "commit", "date", "kernel", "transport",
-             "vmm_disk", "paging", "rounds", "runtime", "duration",
+             "vmm_disk", "paging", "rounds", "runtime", "ramp", "duration",
              "bench_args", "host", "host_kind")
 
 

@@ -167,7 +167,7 @@ def save_meta(work, meta):
 # What runs merged into one report must share: runs that differ in these
 # measured different things.  Commits, dates and commands are listed.
 SAME_SETTINGS = ("kernel", "transport", "vmm_disk", "paging", "rounds",
-                 "runtime", "duration", "bench_args", "cpus")
+                 "runtime", "ramp", "duration", "bench_args", "cpus")
 
 
 def load_meta(works, command):
