@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Summarise a module A/B of gpin-dio-bench (tests/bench/dio-ab.sh): per
+"""Summarise a module A/B of gpin-dio-bench (tests/bench/dio-ab.sh, module-ab.sh): per
 cell (read/write, request size, depth) the median CPU time per I/O of
 pin=fast under the old and the new module and of pin=kernel (io_uring,
 the same in both), new ÷ old for fast, and fast ÷ kernel under each
