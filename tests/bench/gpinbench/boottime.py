@@ -40,13 +40,8 @@ def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="tests/bench/boot-time", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rounds", type=int, default=6,
-                   help="boots of each VMM (default 6: the fewest whose "
-                   "interval covers 95%%)")
-    p.add_argument("--host", choices=("native", "rig"),
-                   help="where the guests boot: native, on this host's "
-                   "/dev/kvm (root; the default where gpin.ko is loaded "
-                   "too, as for e2e), or rig, in the nested test host")
+    rig.add_run_args(p, "the guests boot (natively it needs no gpin.ko "
+                     "when asked for)")
     p.add_argument("--cpus", type=int, default=2,
                    help="guest vCPUs, and the test host's CPUs (default 2)")
     p.add_argument("--kernel", default="6.1",

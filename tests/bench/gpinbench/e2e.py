@@ -53,13 +53,13 @@ ALL_CONFIGS = e2e_host.CONFIGS
 VMM_DISK = ""
 # Six rounds: the fewest whose range holds the median with 95% or more
 # (96.9%, stats.py); five give 93.8% and no verdict.
-DEFAULTS = {"rounds": 6, "cpus": "2", "runtime": 10, "ramp": 2,
+DEFAULTS = {"rounds": rig.ROUNDS, "cpus": "2", "runtime": 10, "ramp": 2,
             "configs": ",".join(ALL_CONFIGS),
             "jobs": "randread,randwrite:4k:1,32 "
                     "randread,randwrite:64k,256k:32"}
 # scripts/demo's: the pinned-vs-locked comparison, alone and beside an
 # mmap_lock writer, one workload, enough rounds for a verdict
-QUICK = {"rounds": 6, "cpus": "2", "runtime": 10, "ramp": 2,
+QUICK = {"rounds": rig.ROUNDS, "cpus": "2", "runtime": 10, "ramp": 2,
          "configs": "fast,locked,fast-churn,locked-churn",
          "jobs": "randread:4k:32"}
 # For the estimate printed at the start, and the rig's own limit (each

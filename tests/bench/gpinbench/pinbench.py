@@ -44,13 +44,7 @@ def parse_args(argv):
         prog="tests/bench/pin-bench", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="%(prog)s [options] [-- GPIN-BENCH-OPTIONS...]")
-    p.add_argument("--rounds", type=int, default=6,
-                   help="rounds (default 6: the fewest whose interval "
-                   "covers 95%%)")
-    p.add_argument("--host", choices=("native", "rig"),
-                   help="where gpin-bench runs: native, on this host with "
-                   "the gpin.ko it has loaded (root; the default where "
-                   "that works), or rig, in the nested test host")
+    rig.add_run_args(p, "gpin-bench runs")
     p.add_argument("--cpus", default="2 4",
                    help="rig: test-host CPUs, one test host each (default "
                    "'2 4'); native: this host's CPUs, one run")

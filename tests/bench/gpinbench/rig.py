@@ -19,6 +19,9 @@ from .store import load
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.realpath(__file__)))))
 EX_SKIP = 77
+# Rounds by default: the fewest whose range covers the median with 95%
+# or more (stats.py: 96.9%)
+ROUNDS = 6
 
 
 class Skip(Exception):
@@ -225,6 +228,18 @@ def native_problem():
     if not os.path.exists("/dev/gpin"):
         return "no /dev/gpin (load gpin.ko: insmod build-pin/$(uname -r)/gpin.ko)"
     return None
+
+
+def add_run_args(p, what):
+    """The options every benchmark takes alike: --rounds (stats.py's
+    default) and --host; WHAT says what runs where."""
+    p.add_argument("--rounds", type=int, default=ROUNDS,
+                   help="rounds (default %d: the fewest whose interval "
+                   "covers 95%%%%)" % ROUNDS)
+    p.add_argument("--host", choices=("native", "rig"),
+                   help="where %s: native, on this host with the gpin.ko "
+                   "it has loaded (root; the default where that works), or "
+                   "rig, in the nested test host (docs/RIG.md)" % what)
 
 
 def pick_host(asked):
