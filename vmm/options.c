@@ -312,28 +312,23 @@ static int parse_disk_word(char *w, struct disk_config *d, char *err,
 		return err__set(err, errlen, "--disk: unknown flag '%s'", w);
 	*val++ = '\0';
 	if (!strcmp(w, "pin")) {
+		int v = config__word(disk_pin_words, val);
+
+		if (v < 0)
+			return err__set(err, errlen, "--disk: pin=%s: expected "
+					DISK_PIN_EXPECT, val);
+		d->pin = v;
 		d->pin_from = CONFIG_FROM_ROUTE;
-		if (!strcmp(val, "kernel"))
-			d->pin = DISK_PIN_KERNEL;
-		else if (!strcmp(val, "fast"))
-			d->pin = DISK_PIN_FAST;
-		else if (!strcmp(val, "locked"))
-			d->pin = DISK_PIN_LOCKED;
-		else
-			return err__set(err, errlen,
-					"--disk: pin=%s: expected fast, locked or kernel",
-					val);
 		return 0;
 	}
 	if (!strcmp(w, "io")) {
+		int v = config__word(disk_io_words, val);
+
+		if (v < 0)
+			return err__set(err, errlen, "--disk: io=%s: expected "
+					DISK_IO_EXPECT, val);
+		d->io = v;
 		d->io_from = CONFIG_FROM_ROUTE;
-		if (!strcmp(val, "vcpu"))
-			d->io = DISK_IO_VCPU;
-		else if (!strcmp(val, "iothread"))
-			d->io = DISK_IO_IOTHREAD;
-		else
-			return err__set(err, errlen,
-					"--disk: io=%s: expected vcpu or iothread", val);
 		return 0;
 	}
 	if (!strcmp(w, "event_idx")) {
@@ -349,15 +344,13 @@ static int parse_disk_word(char *w, struct disk_config *d, char *err,
 		return 0;
 	}
 	if (!strcmp(w, "transport")) {
+		int v = config__word(disk_transport_words, val);
+
+		if (v < 0)
+			return err__set(err, errlen, "--disk: transport=%s: "
+					"expected " DISK_TRANSPORT_EXPECT, val);
+		d->transport = v;
 		d->transport_from = CONFIG_FROM_ROUTE;
-		if (!strcmp(val, "mmio"))
-			d->transport = DISK_TRANSPORT_MMIO;
-		else if (!strcmp(val, "pci"))
-			d->transport = DISK_TRANSPORT_PCI;
-		else
-			return err__set(err, errlen,
-					"--disk: transport=%s: expected mmio or pci",
-					val);
 		return 0;
 	}
 	if (!strcmp(w, "queues")) {

@@ -34,29 +34,40 @@ int vm_config__set_string(char *field, size_t size, const char *src,
 	return 0;
 }
 
+const char *const disk_pin_words[] = {
+	[DISK_PIN_DEFAULT] = "", [DISK_PIN_KERNEL] = "kernel",
+	[DISK_PIN_FAST] = "fast", [DISK_PIN_LOCKED] = "locked", NULL,
+};
+const char *const disk_io_words[] = {
+	[DISK_IO_VCPU] = "vcpu", [DISK_IO_IOTHREAD] = "iothread", NULL,
+};
+const char *const disk_transport_words[] = {
+	[DISK_TRANSPORT_MMIO] = "mmio", [DISK_TRANSPORT_PCI] = "pci", NULL,
+};
+
+int config__word(const char *const *words, const char *word)
+{
+	int i;
+
+	for (i = 0; words[i]; i++)
+		if (words[i][0] && !strcmp(words[i], word))
+			return i;
+	return -1;
+}
+
 const char *disk_pin__name(enum disk_pin pin)
 {
-	switch (pin) {
-	case DISK_PIN_KERNEL:
-		return "kernel";
-	case DISK_PIN_FAST:
-		return "fast";
-	case DISK_PIN_LOCKED:
-		return "locked";
-	case DISK_PIN_DEFAULT:
-		break;
-	}
-	return "default";
+	return pin == DISK_PIN_DEFAULT ? "default" : disk_pin_words[pin];
 }
 
 const char *disk_io__name(enum disk_io io)
 {
-	return io == DISK_IO_IOTHREAD ? "iothread" : "vcpu";
+	return disk_io_words[io];
 }
 
 const char *disk_transport__name(enum disk_transport t)
 {
-	return t == DISK_TRANSPORT_PCI ? "pci" : "mmio";
+	return disk_transport_words[t];
 }
 
 const char *config_from__name(enum config_from from)

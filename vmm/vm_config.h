@@ -110,6 +110,23 @@ void disk_config__init(struct disk_config *d);
 int vm_config__set_string(char *field, size_t size, const char *src,
 			  const char *what, char *err, size_t errlen);
 
+/*
+ * The words of pin=, io= (service= in XML and vmm.conf) and transport=,
+ * one table each for every route (the command line, the domain XML, the
+ * host defaults file): NULL-terminated, in the order of their enum, "" for
+ * a value no route may name (DISK_PIN_DEFAULT).  A *_EXPECT string says
+ * them for messages.
+ */
+extern const char *const disk_pin_words[];
+extern const char *const disk_io_words[];
+extern const char *const disk_transport_words[];
+#define DISK_PIN_EXPECT		"fast, locked or kernel"
+#define DISK_IO_EXPECT		"vcpu or iothread"
+#define DISK_TRANSPORT_EXPECT	"mmio or pci"
+
+/* The index of @word in @words, or -1 ("" never matches). */
+int config__word(const char *const *words, const char *word);
+
 const char *disk_pin__name(enum disk_pin pin);
 const char *disk_io__name(enum disk_io io);
 const char *disk_transport__name(enum disk_transport t);

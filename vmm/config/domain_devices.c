@@ -329,24 +329,22 @@ static int parse_gpin_disk(struct parse_ctx *c, const xmlNode *n,
 	if (!ret && !disk)
 		ret = xml_fail(c, n, "<gpin:disk target='%s'>: no such disk", target);
 	if (!ret && pin) {
-		if (!strcmp(pin, "kernel"))
-			disk->pin = DISK_PIN_KERNEL;
-		else if (!strcmp(pin, "fast"))
-			disk->pin = DISK_PIN_FAST;
-		else if (!strcmp(pin, "locked"))
-			disk->pin = DISK_PIN_LOCKED;
+		int v = config__word(disk_pin_words, (const char *)pin);
+
+		if (v < 0)
+			ret = xml_fail(c, n, "<gpin:disk pin='%s'>: expected "
+				       DISK_PIN_EXPECT, pin);
 		else
-			ret = xml_fail(c, n, "<gpin:disk pin='%s'>: expected fast, "
-				       "locked or kernel", pin);
+			disk->pin = v;
 	}
 	if (!ret && service) {
-		if (!strcmp(service, "vcpu"))
-			disk->service = DISK_IO_VCPU;
-		else if (!strcmp(service, "iothread"))
-			disk->service = DISK_IO_IOTHREAD;
+		int v = config__word(disk_io_words, (const char *)service);
+
+		if (v < 0)
+			ret = xml_fail(c, n, "<gpin:disk service='%s'>: expected "
+				       DISK_IO_EXPECT, service);
 		else
-			ret = xml_fail(c, n, "<gpin:disk service='%s'>: expected vcpu "
-				       "or iothread", service);
+			disk->service = v;
 		disk->service_set = true;
 	}
 	xmlFree(target);

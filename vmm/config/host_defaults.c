@@ -17,19 +17,14 @@ struct host_key {
 	const char *expect;		/* for messages */
 };
 
-static const char *const pins[] = {
-	[DISK_PIN_DEFAULT] = "", [DISK_PIN_KERNEL] = "kernel",
-	[DISK_PIN_FAST] = "fast", [DISK_PIN_LOCKED] = "locked", NULL,
-};
-static const char *const services[] = { "vcpu", "iothread", NULL };
-static const char *const transports[] = { "mmio", "pci", NULL };
-
 enum { KEY_PIN, KEY_SERVICE, KEY_TRANSPORT, KEY_COUNT };
 
+/* The routes' own word tables (vm_config.h) */
 static const struct host_key keys[KEY_COUNT] = {
-	[KEY_PIN] = { "pin", pins, "fast, locked or kernel" },
-	[KEY_SERVICE] = { "service", services, "vcpu or iothread" },
-	[KEY_TRANSPORT] = { "transport", transports, "mmio or pci" },
+	[KEY_PIN] = { "pin", disk_pin_words, DISK_PIN_EXPECT },
+	[KEY_SERVICE] = { "service", disk_io_words, DISK_IO_EXPECT },
+	[KEY_TRANSPORT] = { "transport", disk_transport_words,
+			    DISK_TRANSPORT_EXPECT },
 };
 
 static unsigned int *key_line(struct host_defaults *h, unsigned int k)
@@ -71,8 +66,9 @@ static int parse_line(struct host_defaults *h, char *line, unsigned int n,
 		      const char *name, char *err, size_t errlen)
 {
 	char *eq = strchr(line, '='), *key, *val;
-	unsigned int k, v, *seen;
+	unsigned int k, *seen;
 	size_t len;
+	int v;
 
 	if (!eq)
 		return err__set(err, errlen, "%s:%u: expected 'key = value'",
@@ -94,10 +90,8 @@ static int parse_line(struct host_defaults *h, char *line, unsigned int n,
 	if (k == KEY_COUNT)
 		return err__set(err, errlen, "%s:%u: unknown key '%s' (pin, "
 				"service or transport)", name, n, key);
-	for (v = 0; keys[k].values[v]; v++)
-		if (keys[k].values[v][0] && !strcmp(val, keys[k].values[v]))
-			break;
-	if (!keys[k].values[v])
+	v = config__word(keys[k].values, val);
+	if (v < 0)
 		return err__set(err, errlen, "%s:%u: %s = '%s': expected %s",
 				name, n, key, val, keys[k].expect);
 	seen = key_line(h, k);
