@@ -265,6 +265,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	host_defaults__apply(&host, &opts.vm);
+	vm_config__resolve(&opts.vm);
 	if (opts.print_config) {
 		config__print(stdout, &opts.vm, &host,
 			      opts.domain ? &dom : NULL);

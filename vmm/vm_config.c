@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "libgpin.h"
 
 #include "log.h"
 #include "vm_config.h"
@@ -44,6 +48,44 @@ const char *const disk_io_words[] = {
 const char *const disk_transport_words[] = {
 	[DISK_TRANSPORT_MMIO] = "mmio", [DISK_TRANSPORT_PCI] = "pci", NULL,
 };
+
+/*
+ * Whether this process can use gpin.ko: the device opened for real (it
+ * may exist and still be the module's 0600 root-only node, or a group
+ * this user is not in).  @why says what was found either way.
+ */
+static bool gpin_usable(char *why, size_t len)
+{
+	struct libgpin *g = libgpin_open();
+
+	if (g) {
+		libgpin_close(g);
+		snprintf(why, len, GPIN_DEVICE_PATH " opens");
+		return true;
+	}
+	if (errno == ENOENT)
+		snprintf(why, len, "no " GPIN_DEVICE_PATH ": gpin.ko not loaded");
+	else
+		snprintf(why, len, GPIN_DEVICE_PATH " does not open: %s",
+			 strerror(errno));
+	return false;
+}
+
+void vm_config__resolve(struct vm_config *cfg)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->ndisks; i++) {
+		struct disk_config *d = &cfg->disks[i];
+
+		if (d->pin != DISK_PIN_DEFAULT)
+			continue;
+		d->pin = gpin_usable(d->pin_why, sizeof(d->pin_why)) ?
+			 DISK_PIN_FAST : DISK_PIN_KERNEL;
+		pr_info("blk%u: default pin=%s (%s)", i,
+			disk_pin__name(d->pin), d->pin_why);
+	}
+}
 
 int config__word(const char *const *words, const char *word)
 {

@@ -73,6 +73,7 @@ struct disk_config {
 	unsigned int poll_us;	/* poll=: look again at a busy queue, 0: off */
 	int irq_hold_us;	/* irq_hold=: DISK_IRQ_HOLD_AUTO, 0 (off) or US */
 	enum config_from pin_from, io_from, transport_from;
+	char pin_why[96];	/* how the default pin= was settled */
 };
 
 /* Where the guest's UART goes. */
@@ -123,6 +124,15 @@ extern const char *const disk_transport_words[];
 #define DISK_PIN_EXPECT		"fast, locked or kernel"
 #define DISK_IO_EXPECT		"vcpu or iothread"
 #define DISK_TRANSPORT_EXPECT	"mmio or pci"
+
+/*
+ * Settles what the disks left to gpin-vmm, once, before anything prints or
+ * uses the configuration: pin= becomes fast where this process can open
+ * /dev/gpin for real (as the disk's queues will), else kernel, with the
+ * reason in pin_why (and a line on stderr).  Only DISK_PIN_DEFAULT is
+ * touched: calling it again changes nothing.
+ */
+void vm_config__resolve(struct vm_config *cfg);
 
 /* The index of @word in @words, or -1 ("" never matches). */
 int config__word(const char *const *words, const char *word);

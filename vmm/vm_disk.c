@@ -156,52 +156,26 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
 }
 
 /*
- * Whether this process can use gpin.ko: the device opened for real, as
- * the disk's queues will open it (it may exist and still be the module's
- * 0600 root-only node, or a group this user is not in).  @why says what
- * was found either way.
+ * The backend of a disk's pin= (settled by vm_config__resolve()): the
+ * kernel's io_uring, or gpin.ko's DIO in the matching mode.
  */
-static bool gpin_usable(char *why, size_t len)
+static void disk_backend(const struct disk_config *d,
+			 struct virtio_blk_params *p)
 {
-	struct libgpin *g = libgpin_open();
-
-	if (g) {
-		libgpin_close(g);
-		snprintf(why, len, GPIN_DEVICE_PATH " opens");
-		return true;
-	}
-	if (errno == ENOENT)
-		snprintf(why, len, "no " GPIN_DEVICE_PATH ": gpin.ko not loaded");
-	else
-		snprintf(why, len, GPIN_DEVICE_PATH " does not open: %s",
-			 strerror(errno));
-	return false;
-}
-
-/*
- * Who pins a disk's buffers.  The default is gpin.ko's fast path when this
- * process can open the module's device, else the kernel's own (io_uring).
- */
-static const struct blk_backend_ops *disk_backend(const struct disk_config *d,
-						  unsigned int i)
-{
-	char why[96];
-	bool have_gpin;
-
 	switch (d->pin) {
 	case DISK_PIN_FAST:
-		return &blk_backend_gpin_fast_ops;
+		p->backend = &blk_backend_gpin_ops;
+		p->gpin_mode = GPIN_MODE_FAST;
+		break;
 	case DISK_PIN_LOCKED:
-		return &blk_backend_gpin_locked_ops;
+		p->backend = &blk_backend_gpin_ops;
+		p->gpin_mode = GPIN_MODE_LOCKED;
+		break;
 	case DISK_PIN_KERNEL:
-		return &blk_backend_kernel_ops;
 	case DISK_PIN_DEFAULT:
+		p->backend = &blk_backend_uring_ops;
 		break;
 	}
-	have_gpin = gpin_usable(why, sizeof(why));
-	pr_info("blk%u: default pin=%s (%s)", i, have_gpin ? "fast" : "kernel",
-		why);
-	return have_gpin ? &blk_backend_gpin_fast_ops : &blk_backend_kernel_ops;
 }
 
 static int vm_setup_disk(struct vm *vm, const struct disk_config *d,
@@ -219,12 +193,12 @@ static int vm_setup_disk(struct vm *vm, const struct disk_config *d,
 		.poll_us = d->poll_us,
 		.irq_hold_us = d->irq_hold_us == DISK_IRQ_HOLD_AUTO ?
 			       VIRTIO_BLK_IRQ_HOLD_AUTO : d->irq_hold_us,
-		.backend = disk_backend(d, i),
 		.index = i,
 	};
 	char why[256];
 	int ret;
 
+	disk_backend(d, &p);
 	vm->disks[i] = virtio_blk__create(&p, why, sizeof(why));
 	if (!vm->disks[i]) {
 		err__set(err, errlen, "--disk %s", why);

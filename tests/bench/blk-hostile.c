@@ -57,6 +57,8 @@
 #include <linux/virtio_mmio.h>
 #include <linux/virtio_pci.h>
 
+#include "libgpin.h"
+
 #include "arch/x86/layout.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_blk_req.h"
@@ -583,13 +585,15 @@ static void *sampler_thread(void *arg)
 
 /* ---- the configuration -------------------------------------------------- */
 
-static const struct blk_backend_ops *backend_of(const char *pin)
+/* The backend of pin=@pin, into @p (as vm_disk.c's disk_backend()). */
+static void backend_of(const char *pin, struct virtio_blk_params *p)
 {
-	if (!strcmp(pin, "fast"))
-		return &blk_backend_gpin_fast_ops;
-	if (!strcmp(pin, "locked"))
-		return &blk_backend_gpin_locked_ops;
-	return &blk_backend_kernel_ops;
+	p->backend = &blk_backend_uring_ops;
+	if (!strcmp(pin, "fast") || !strcmp(pin, "locked")) {
+		p->backend = &blk_backend_gpin_ops;
+		p->gpin_mode = !strcmp(pin, "fast") ? GPIN_MODE_FAST :
+						      GPIN_MODE_LOCKED;
+	}
 }
 
 /* The scratch disk: sparse, DISK_BYTES. */
@@ -630,11 +634,11 @@ static int make_device(const char *path)
 	struct virtio_blk_params p = {
 		.path = path,
 		.nqueues = R.nq,
-		.backend = backend_of(R.o->pin),
 		.quiet = true,
 	};
 	char err[256];
 
+	backend_of(R.o->pin, &p);
 	R.blk = virtio_blk__create(&p, err, sizeof(err));
 	if (!R.blk) {
 		fprintf(stderr, "blk-hostile: %s\n", err);

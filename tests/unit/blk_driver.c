@@ -70,7 +70,7 @@ void make_device_with(struct virtio_blk_params *p)
 void make_device(bool ro)
 {
 	struct virtio_blk_params p = {
-		.ro = ro, .nqueues = 2, .backend = &blk_backend_kernel_ops,
+		.ro = ro, .nqueues = 2, .backend = &blk_backend_uring_ops,
 	};
 
 	make_device_with(&p);

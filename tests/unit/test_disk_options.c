@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "libgpin.h"
+
 #include "devices/virtio_blk.h"
 #include "options.h"
 #include "unit.h"
@@ -101,14 +103,42 @@ START_TEST(test_disk_option_rejects)
 }
 END_TEST
 
+/* The default pin= is settled once, before anything prints it. */
+START_TEST(test_default_pin_resolved_once)
+{
+	struct vm_config cfg;
+	bool gpin = access("/dev/gpin", F_OK) == 0;
+
+	vm_config__init(&cfg);
+	cfg.ndisks = 2;
+	disk_config__init(&cfg.disks[0]);
+	disk_config__init(&cfg.disks[1]);
+	cfg.disks[1].pin = DISK_PIN_LOCKED;
+	cfg.disks[1].pin_from = CONFIG_FROM_ROUTE;
+	vm_config__resolve(&cfg);
+	if (!gpin) {
+		ck_assert_int_eq(cfg.disks[0].pin, DISK_PIN_KERNEL);
+		ck_assert_msg(strstr(cfg.disks[0].pin_why, "not loaded"), "%s",
+			      cfg.disks[0].pin_why);
+	}
+	ck_assert_int_ne(cfg.disks[0].pin, DISK_PIN_DEFAULT);
+	ck_assert_int_eq(cfg.disks[0].pin_from, CONFIG_FROM_DEFAULT);
+	/* what a route said stays, and a second call changes nothing */
+	ck_assert_int_eq(cfg.disks[1].pin, DISK_PIN_LOCKED);
+	ck_assert_str_eq(cfg.disks[1].pin_why, "");
+	cfg.disks[0].pin_why[0] = '\0';
+	vm_config__resolve(&cfg);
+	ck_assert_str_eq(cfg.disks[0].pin_why, "");
+}
+END_TEST
+
 /* pin=fast|locked without gpin.ko: the disk is refused with a reason. */
 START_TEST(test_gpin_backend_needs_module)
 {
-	const struct blk_backend_ops *ops[] = {
-		&blk_backend_gpin_fast_ops, &blk_backend_gpin_locked_ops,
-	};
+	static const unsigned int modes[] = { GPIN_MODE_FAST, GPIN_MODE_LOCKED };
 	char path[] = "./test_gpin_backend.XXXXXX", err[256] = "";
-	struct virtio_blk_params p = { .path = path, .nqueues = 2 };
+	struct virtio_blk_params p = { .path = path, .nqueues = 2,
+				       .backend = &blk_backend_gpin_ops };
 	int fd;
 
 	if (access("/dev/gpin", F_OK) == 0)
@@ -117,9 +147,9 @@ START_TEST(test_gpin_backend_needs_module)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(ftruncate(fd, 1 << 20), 0);
 	close(fd);
-	p.backend = ops[_i];
+	p.gpin_mode = modes[_i];
 	ck_assert_ptr_null(virtio_blk__create(&p, err, sizeof(err)));
-	ck_assert_msg(strstr(err, ops[_i]->name), "%s", err);
+	ck_assert_msg(strstr(err, libgpin_mode_name(modes[_i])), "%s", err);
 	unlink(path);
 }
 END_TEST
@@ -175,6 +205,7 @@ static Suite *disk_options_suite(void)
 			    sizeof(bad_disk) / sizeof(bad_disk[0]));
 	tcase_add_test(tc, test_disk_option_count);
 	tcase_add_loop_test(tc, test_gpin_backend_needs_module, 0, 2);
+	tcase_add_test(tc, test_default_pin_resolved_once);
 	tcase_add_test(tc, test_churn_option);
 	suite_add_tcase(s, tc);
 	return s;

@@ -88,6 +88,7 @@ static int backend_boot(void *opaque, const struct vm_config *cfg, char *err,
 	v->cfg.churn_kib = v->opts->vm.churn_kib;
 	v->cfg.churn_hz = v->opts->vm.churn_hz;
 	host_defaults__apply(v->host, &v->cfg);
+	vm_config__resolve(&v->cfg);
 	/* One PTY for the VMM's life: its path survives vm.reboot. */
 	ret = console__open(&v->con, v->cfg.console, &v->pty);
 	if (ret)

@@ -128,6 +128,8 @@ static void print_disk(FILE *out, const struct disk_config *k, unsigned int i,
 		fprintf(out, ", irq_hold=%d", k->irq_hold_us);
 	print_from(out, "; from: pin", k->pin_from, route, host,
 		   host ? host->pin_line : 0);
+	if (k->pin_from == CONFIG_FROM_DEFAULT && k->pin_why[0])
+		fprintf(out, " (%s)", k->pin_why);
 	print_from(out, ", service", k->io_from, route, host,
 		   host ? host->io_line : 0);
 	print_from(out, ", transport", k->transport_from, route, host,

@@ -88,6 +88,11 @@ static int open_backing(struct blk_backend *be, char *err, size_t errlen)
 	return ret;
 }
 
+const char *blk_backend__pin_name(const struct blk_backend *be)
+{
+	return be->ops->pin_name ? be->ops->pin_name(be) : be->ops->name;
+}
+
 struct blk_backend *blk_backend__open(const struct blk_backend_ops *ops,
 				      const struct blk_backend_params *p,
 				      char *err, size_t errlen)
@@ -108,7 +113,7 @@ struct blk_backend *blk_backend__open(const struct blk_backend_ops *ops,
 	ret = ops->start(be);
 	if (ret) {
 		snprintf(err, errlen, "%s: starting the %s backend: %s",
-			 p->path, ops->name, strerror(-ret));
+			 p->path, blk_backend__pin_name(be), strerror(-ret));
 		goto err_close;
 	}
 	return be;

@@ -54,6 +54,8 @@ struct blk_backend_params {
 	unsigned int nqueues;
 	unsigned int queue_depth;	/* most I/Os in flight per queue */
 	unsigned int disk_index;	/* N of blkN, for messages */
+	/* the gpin backend's: GPIN_MODE_FAST or GPIN_MODE_LOCKED */
+	unsigned int gpin_mode;
 	blk_complete_fn complete;
 	void *opaque;
 };
@@ -94,6 +96,11 @@ struct blk_backend_ops {
 	 * (the gpin backends: the module's, since this disk started).
 	 */
 	void (*counters)(struct blk_backend *be, counter_fn fn, void *opaque);
+	/*
+	 * Optional: the pin= word this instance serves, when it is not
+	 * @name (the gpin backend serves fast and locked).
+	 */
+	const char *(*pin_name)(const struct blk_backend *be);
 };
 
 /*
@@ -115,10 +122,16 @@ struct blk_backend {
 	void *priv;			/* the backend's */
 };
 
-extern const struct blk_backend_ops blk_backend_kernel_ops;
-/* gpin.ko's asynchronous DIO, pages pinned by its fast / locked path. */
-extern const struct blk_backend_ops blk_backend_gpin_fast_ops;
-extern const struct blk_backend_ops blk_backend_gpin_locked_ops;
+/* pin=kernel: io_uring on the O_DIRECT fd, the host kernel pins */
+extern const struct blk_backend_ops blk_backend_uring_ops;
+/*
+ * pin=fast, pin=locked: gpin.ko's asynchronous DIO, pages pinned in
+ * p.gpin_mode (its lockless walk, or under mmap_lock).
+ */
+extern const struct blk_backend_ops blk_backend_gpin_ops;
+
+/* The pin= word of @be: "kernel", "fast" or "locked". */
+const char *blk_backend__pin_name(const struct blk_backend *be);
 
 /*
  * Opens @p->path (O_DIRECT; buffered with a note where the filesystem

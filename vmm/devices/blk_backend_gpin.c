@@ -321,12 +321,15 @@ static int queue_init(struct blk_backend *be, struct gpin_queue *gq)
 	return 0;
 }
 
-static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
+static int gpin_start(struct blk_backend *be)
 {
+	enum gpin_mode mode = be->p.gpin_mode;
 	unsigned int nq = be->p.nqueues, i;
 	struct gpin_backend *gb;
 	int ret = 0;
 
+	if (mode != GPIN_MODE_FAST && mode != GPIN_MODE_LOCKED)
+		return -EINVAL;
 	/* The module always does IOCB_DIRECT: a buffered fallback won't do. */
 	if (!be->direct) {
 		pr_err("%s: pin=%s needs a backing that "
@@ -354,34 +357,19 @@ static int gpin_start_mode(struct blk_backend *be, enum gpin_mode mode)
 	return ret;
 }
 
-static int gpin_start_fast(struct blk_backend *be)
+static const char *gpin_pin_name(const struct blk_backend *be)
 {
-	return gpin_start_mode(be, GPIN_MODE_FAST);
+	return libgpin_mode_name(be->p.gpin_mode);
 }
 
-static int gpin_start_locked(struct blk_backend *be)
-{
-	return gpin_start_mode(be, GPIN_MODE_LOCKED);
-}
-
-const struct blk_backend_ops blk_backend_gpin_fast_ops = {
-	.name = "fast",
-	.start = gpin_start_fast,
+const struct blk_backend_ops blk_backend_gpin_ops = {
+	.name = "gpin",
+	.start = gpin_start,
 	.prep = gpin_prep,
 	.submit = gpin_submit,
 	.reap = gpin_reap,
 	.event_fd = gpin_event_fd,
 	.stop = gpin_stop,
 	.counters = gpin_counters,
-};
-
-const struct blk_backend_ops blk_backend_gpin_locked_ops = {
-	.name = "locked",
-	.start = gpin_start_locked,
-	.submit = gpin_submit,
-	.prep = gpin_prep,
-	.reap = gpin_reap,
-	.event_fd = gpin_event_fd,
-	.stop = gpin_stop,
-	.counters = gpin_counters,
+	.pin_name = gpin_pin_name,
 };

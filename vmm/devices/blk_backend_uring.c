@@ -222,7 +222,7 @@ static int uring_start(struct blk_backend *be)
 	return ret;
 }
 
-const struct blk_backend_ops blk_backend_kernel_ops = {
+const struct blk_backend_ops blk_backend_uring_ops = {
 	.name = "kernel",
 	.start = uring_start,
 	.prep = uring_prep,

@@ -939,7 +939,7 @@ static void report_disk(const struct virtio_blk *blk)
 	pr_info("blk%u: %s: %llu MiB, %u-byte blocks, %u "
 		"queue%s, pin=%s, io=%s%s%s%s", p->index, p->path,
 		(unsigned long long)(blk->be->size >> 20), blk->be->lbs, blk->nq,
-		blk->nq == 1 ? "" : "s", p->backend->name,
+		blk->nq == 1 ? "" : "s", blk_backend__pin_name(blk->be),
 		p->iothread ? "iothread" : "vcpu", p->ro ? ", read-only" : "",
 		blk->be->direct ? "" : ", buffered (no O_DIRECT)", limits);
 }
@@ -954,6 +954,7 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 		.nqueues = p->nqueues,
 		.queue_depth = VIRTIO_BLK_QUEUE_SIZE,
 		.disk_index = p->index,
+		.gpin_mode = p->gpin_mode,
 		.complete = blk_complete,
 	};
 	int ret;
