@@ -10,6 +10,9 @@ static struct irq_hold h;
 static uint64_t until;
 static bool began;
 
+/* The used index of the tests' ring: what has completed so far. */
+static uint16_t used;
+
 /*
  * Whether the interrupt of completions pushed at @now waits.  @inflight
  * is what the queue has at the backend: the hold does not look at it
@@ -18,7 +21,7 @@ static bool began;
 static bool wait_at(uint64_t now, uint16_t avail, unsigned int inflight)
 {
 	(void)inflight;
-	return irq_hold__wait(&h, now, avail, &until, &began);
+	return irq_hold__wait(&h, now, avail, used, &until, &began);
 }
 
 START_TEST(test_off_never_holds)
@@ -73,6 +76,31 @@ START_TEST(test_requests_in_flight_do_not_keep_a_hold)
 	ck_assert(wait_at(1 * MS, 7, 0));
 	ck_assert(wait_at(2 * MS + 1 * US, 9, 3));
 	ck_assert(!wait_at(3 * MS + 2 * US, 9, 3));
+}
+END_TEST
+
+/*
+ * The guest's whole depth is out: it adds nothing until it hears of a
+ * completion, but completions keep coming, and the batch keeps growing
+ * until the bound.
+ */
+START_TEST(test_completions_that_keep_coming_keep_a_hold)
+{
+	used = 0;
+	irq_hold__init(&h, 4000);
+	ck_assert(wait_at(1 * MS, 32, 31));
+	used = 3;
+	ck_assert(wait_at(2 * MS + 1 * US, 32, 28));
+	used = 9;
+	ck_assert(wait_at(3 * MS + 2 * US, 32, 22));
+	/* the bound */
+	used = 12;
+	ck_assert(!wait_at(5 * MS, 32, 19));
+	/* nothing more completed, nothing added: the look ends it */
+	used = 0;
+	irq_hold__init(&h, 4000);
+	ck_assert(wait_at(1 * MS, 32, 31));
+	ck_assert(!wait_at(2 * MS + 1 * US, 32, 31));
 }
 END_TEST
 
@@ -191,6 +219,7 @@ static Suite *irq_hold_suite(void)
 	tcase_add_test(tc, test_fixed_hold_ends_at_its_bound);
 	tcase_add_test(tc, test_hold_ends_when_the_guest_waits);
 	tcase_add_test(tc, test_requests_in_flight_do_not_keep_a_hold);
+	tcase_add_test(tc, test_completions_that_keep_coming_keep_a_hold);
 	tcase_add_test(tc, test_qd1_backs_off);
 	tcase_add_test(tc, test_auto_bound_is_latency_or_pace);
 	tcase_add_test(tc, test_looks_follow_the_guests_pace);

@@ -68,20 +68,22 @@ static long look_us(const struct irq_hold *h)
 }
 
 /*
- * Whether the guest is still adding chains: the hold goes on until a look
- * finds none added since the last one, or the bound.  Between two looks it
- * goes on whatever the ring says.
+ * Whether the batch is still growing: the hold goes on until a look finds
+ * neither a chain added nor a request completed since the last one, or
+ * the bound.  Between two looks it goes on whatever the ring says.
  */
-static bool goes_on(struct irq_hold *h, uint64_t now, uint16_t avail)
+static bool goes_on(struct irq_hold *h, uint64_t now, uint16_t avail,
+		    uint16_t used)
 {
 	if (now - h->held_ns >= h->bound_us * 1000ULL)
 		return false;
 	if (now - h->look_ns < look_us(h) * 1000ULL)
 		return true;
-	if (avail == h->look_avail)
+	if (avail == h->look_avail && used == h->look_used)
 		return false;
 	h->look_ns = now;
 	h->look_avail = avail;
+	h->look_used = used;
 	return true;
 }
 
@@ -96,7 +98,7 @@ static uint64_t next_look(const struct irq_hold *h, uint64_t now)
 }
 
 bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
-		    uint64_t *until_ns, bool *began)
+		    uint16_t used, uint64_t *until_ns, bool *began)
 {
 	*began = false;
 	if (!h->held_ns) {
@@ -111,8 +113,9 @@ bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
 		h->bound_us = bound;
 		h->held_ns = h->look_ns = now ? now : 1;
 		h->look_avail = avail;
+		h->look_used = used;
 		*began = true;
-	} else if (!goes_on(h, now, avail)) {
+	} else if (!goes_on(h, now, avail, used)) {
 		return false;
 	}
 	*until_ns = next_look(h, now);
