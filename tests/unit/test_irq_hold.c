@@ -13,15 +13,10 @@ static bool began;
 /* The used index of the tests' ring: what has completed so far. */
 static uint16_t used;
 
-/*
- * Whether the interrupt of completions pushed at @now waits.  @inflight
- * is what the queue has at the backend: the hold does not look at it
- * (requests in flight do not keep a hold), the tests say it for reading.
- */
+/* Whether the interrupt of completions pushed at @now waits. */
 static bool wait_at(uint64_t now, uint16_t avail, unsigned int inflight)
 {
-	(void)inflight;
-	return irq_hold__wait(&h, now, avail, used, &until, &began);
+	return irq_hold__wait(&h, now, avail, used, inflight, &until, &began);
 }
 
 START_TEST(test_off_never_holds)
@@ -101,6 +96,11 @@ START_TEST(test_completions_that_keep_coming_keep_a_hold)
 	irq_hold__init(&h, 4000);
 	ck_assert(wait_at(1 * MS, 32, 31));
 	ck_assert(!wait_at(2 * MS + 1 * US, 32, 31));
+	/* completed since, but nothing in flight now: the guest waits */
+	irq_hold__init(&h, 4000);
+	ck_assert(wait_at(1 * MS, 32, 5));
+	used = 5;
+	ck_assert(!wait_at(2 * MS + 1 * US, 32, 0));
 }
 END_TEST
 

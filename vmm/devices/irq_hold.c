@@ -68,18 +68,22 @@ static long look_us(const struct irq_hold *h)
 }
 
 /*
- * Whether the batch is still growing: the hold goes on until a look finds
- * neither a chain added nor a request completed since the last one, or
- * the bound.  Between two looks it goes on whatever the ring says.
+ * Whether the batch is still growing (irq_hold.h): the guest added chains
+ * since the last look, or requests are in flight and some completed since
+ * then.  Between two looks the hold goes on whatever the ring says.
  */
 static bool goes_on(struct irq_hold *h, uint64_t now, uint16_t avail,
-		    uint16_t used)
+		    uint16_t used, unsigned int inflight)
 {
+	bool growing;
+
 	if (now - h->held_ns >= h->bound_us * 1000ULL)
 		return false;
 	if (now - h->look_ns < look_us(h) * 1000ULL)
 		return true;
-	if (avail == h->look_avail && used == h->look_used)
+	growing = avail != h->look_avail ||
+		  (inflight && used != h->look_used);
+	if (!growing)
 		return false;
 	h->look_ns = now;
 	h->look_avail = avail;
@@ -98,7 +102,8 @@ static uint64_t next_look(const struct irq_hold *h, uint64_t now)
 }
 
 bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
-		    uint16_t used, uint64_t *until_ns, bool *began)
+		    uint16_t used, unsigned int inflight, uint64_t *until_ns,
+		    bool *began)
 {
 	*began = false;
 	if (!h->held_ns) {
@@ -115,7 +120,7 @@ bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
 		h->look_avail = avail;
 		h->look_used = used;
 		*began = true;
-	} else if (!goes_on(h, now, avail, used)) {
+	} else if (!goes_on(h, now, avail, used, inflight)) {
 		return false;
 	}
 	*until_ns = next_look(h, now);

@@ -13,12 +13,13 @@
  * completions join it, and one interrupt covers the batch.
  *
  * A hold ends at its bound from its first completion at the latest, or as
- * soon as a look finds that since the last one the guest added nothing
- * and nothing completed: the guest is waiting for this interrupt, and
- * the batch has stopped growing.  Requests merely in flight do not keep
- * a hold (one stuck at the disk would hold every other completion until
- * the bound); completions that keep coming do, which is what batches a
- * guest whose whole depth is out.  The
+ * soon as a look finds the batch no longer growing: the guest added
+ * nothing since the last look, and either nothing is in flight or nothing
+ * completed since then - the guest is waiting for this interrupt.  So
+ * requests merely in flight do not keep a hold (one stuck at the disk
+ * would hold every other completion until the bound), while completions
+ * that keep coming do, which is what batches a guest whose whole depth is
+ * out.  The
  * looks are IRQ_HOLD_LOOK_GAPS of the guest's usual gaps between chains
  * apart (irq_hold__note_chains()), so the rule fits a guest under TCG,
  * hundreds of microseconds between its requests, and one on hardware, a
@@ -41,8 +42,9 @@
  * docs/results/e2e-defaults.md); it need not outlast a request much.
  * No hold before the queue has shown either.  irq_hold=0: never.
  *
- * Pure: the queue passes the time, its ring's avail and used indices and
- * what a hold covered; it keeps the timer and the wake-ups.
+ * Pure: the queue passes the time, its ring's avail and used indices,
+ * what is in flight and what a hold covered; it keeps the timer and the
+ * wake-ups.
  * Used by the queue's owner only.
  */
 #ifndef GPIN_IRQ_HOLD_H
@@ -110,12 +112,14 @@ void irq_hold__note_chains(struct irq_hold *h, unsigned int taken,
 
 /*
  * Completions were pushed at @now, the guest's avail index @avail, the
- * used index @used: whether their interrupt waits.  If
+ * used index @used, @inflight requests at the backend: whether their
+ * interrupt waits.  If
  * it does, *@until_ns is when the queue must look again (call this once
  * more then) and *@began whether this call began the hold.
  */
 bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
-		    uint16_t used, uint64_t *until_ns, bool *began);
+		    uint16_t used, unsigned int inflight, uint64_t *until_ns,
+		    bool *began);
 
 /*
  * The interrupt goes out, after a hold or without one; @covered: the

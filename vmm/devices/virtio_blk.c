@@ -386,7 +386,7 @@ static bool hold_signal(struct blk_queue *q, const struct virtq *vq,
 	if (!irq_hold__held(&q->hold) && !irq_hold__bound_us(&q->hold))
 		return false;
 	if (!irq_hold__wait(&q->hold, now_ns(), guest_avail(vq), vq->used_idx,
-			    &until, &began))
+			    q->inflight, &until, &began))
 		return false;
 	if (began)
 		atomic_fetch_add_explicit(&q->holds, 1, memory_order_relaxed);
