@@ -53,6 +53,23 @@ class ReportFromTest(unittest.TestCase):
                          [(2, 1), (4, 2), (4, 3)])
         self.assertEqual(deaths, [])
 
+    def test_e2e_report_from_end_to_end(self):
+        # the whole outside half of e2e on a finished run's files
+        from gpinbench import e2e
+        job = {"kind": "job", "bench": "e2e", "rw": "randread", "bs": "4k",
+               "qd": 32, "config": "fast", "iops": 1000.0, "lat_us": 32.0,
+               "ios": 5000, "kvm": None, "gpin": None, "vmm": None}
+        w = self.run_dir("w", 2, [dict(job, round=r) for r in (1, 2, 3)],
+                         command="e2e", commit="aaa", date="2026-12-07",
+                         kernel="6.1", paging="shadow", runtime=5)
+        out = os.path.join(self.tmp.name, "report")
+        self.assertEqual(e2e.outside(["--report-from", w, "--no-plot",
+                                      "--out", out]), 0)
+        with open(os.path.join(out, "e2e.md")) as f:
+            self.assertIn("| randread 4K qd32 | 1000 [1000, 1000] (75%) |",
+                          f.read())
+        self.assertFalse(os.path.exists(os.path.join(out, "e2e.png")))
+
     def test_one_run_as_before(self):
         a = self.run_dir("a", 2, [], command="e2e", commit="aaa",
                          date="2026-12-06")

@@ -291,7 +291,7 @@ def outside(argv):
     # (over 9p under TCG that takes minutes, a font cache built each time)
     from . import e2e_report
     text = e2e_report.write(args.out, records, ledger, meta,
-                            plot=not args.no_plot)
+                            png=not args.no_plot)
     print()
     print(text)
     print("wrote %s/e2e.{md,json,jsonl,png} (logs: %s)"
