@@ -4,7 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api/pty.h"
+#include "pty.h"
 #include "console.h"
 #include "log.h"
 #include "thread.h"

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "api/pty.h"
+#include "pty.h"
 #include "config.h"
 #include "config/apply.h"
 #include "config/domain.h"

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "api/pty.h"
+#include "pty.h"
 #include "api/request.h"
 #include "api/server.h"
 #include "config.h"

@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 
 #include "api/server.h"
+#include "log.h"
 #include "thread.h"
 
 struct api_server {
@@ -115,7 +116,7 @@ struct api_server *api_server__start(int listen_fd,
 	struct api_server *s = calloc(1, sizeof(*s));
 
 	if (!s) {
-		snprintf(err, errlen, "out of memory");
+		err__set(err, errlen, "out of memory");
 		close(listen_fd);
 		return NULL;
 	}
@@ -132,7 +133,7 @@ struct api_server *api_server__start(int listen_fd,
 				  (size_t)THREAD_STACK_API,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
-		snprintf(err, errlen, "cannot serve HTTP on fd %d", listen_fd);
+		err__set(err, errlen, "cannot serve HTTP on fd %d", listen_fd);
 		close(listen_fd);
 		free(s);
 		return NULL;
@@ -154,19 +155,19 @@ int api_server__listen_path(const char *path, char *err, size_t errlen)
 	int fd;
 
 	if (strlen(path) >= sizeof(addr.sun_path)) {
-		snprintf(err, errlen, "socket path too long: %s", path);
+		err__set(err, errlen, "socket path too long: %s", path);
 		return -1;
 	}
 	strcpy(addr.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
+		err__set(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
 	if ((unlink(path) && errno != ENOENT) ||
 	    bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
 	    listen(fd, 8)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		err__set(err, errlen, "%s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}

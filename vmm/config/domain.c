@@ -22,6 +22,7 @@
 #include "config/domain.h"
 #include "config/domain_parse.h"
 #include "config/xml.h"
+#include "log.h"
 #include "vm_config.h"
 
 /*
@@ -377,20 +378,20 @@ int domain__load(struct domain *d, const char *path, const char *schema,
 	*d = (struct domain) { .vcpus = 1 };
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		err__set(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	buf = malloc(DOMAIN_XML_MAX + 1);
 	if (!buf) {
 		close(fd);
-		snprintf(err, errlen, "%s: out of memory", path);
+		err__set(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
 	while ((n = read(fd, buf + len, DOMAIN_XML_MAX + 1 - len)) > 0)
 		len += n;
 	close(fd);
 	if (n < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		err__set(err, errlen, "%s: %s", path, strerror(errno));
 		free(buf);
 		return -1;
 	}
@@ -409,12 +410,12 @@ int domain__check_host(const struct domain *d, char *err, size_t errlen)
 		bool block = disk->type == DOMAIN_DISK_BLOCK;
 
 		if (stat(disk->path, &st)) {
-			snprintf(err, errlen, "disk '%s': %s: %s", disk->target,
+			err__set(err, errlen, "disk '%s': %s: %s", disk->target,
 				 disk->path, strerror(errno));
 			return -1;
 		}
 		if (block ? !S_ISBLK(st.st_mode) : !S_ISREG(st.st_mode)) {
-			snprintf(err, errlen, "disk '%s': %s is not a %s "
+			err__set(err, errlen, "disk '%s': %s is not a %s "
 				 "(<disk type='%s'>)", disk->target, disk->path,
 				 block ? "block device" : "regular file",
 				 block ? "block" : "file");

@@ -43,19 +43,19 @@ static int backing_geometry(struct blk_backend *be, char *err, size_t errlen)
 			lbs = stx.stx_dio_offset_align;
 #endif
 	} else {
-		snprintf(err, errlen, "%s: not a regular file or block device",
+		err__set(err, errlen, "%s: not a regular file or block device",
 			 be->p.path);
 		return -EINVAL;
 	}
 	if (lbs < SECTOR || lbs > 65536 || (lbs & (lbs - 1))) {
-		snprintf(err, errlen, "%s: unusable block size %d", be->p.path,
+		err__set(err, errlen, "%s: unusable block size %d", be->p.path,
 			 lbs);
 		return -EINVAL;
 	}
 	be->lbs = lbs;
 	be->size -= be->size % lbs;
 	if (!be->size) {
-		snprintf(err, errlen, "%s: smaller than one %u-byte block",
+		err__set(err, errlen, "%s: smaller than one %u-byte block",
 			 be->p.path, be->lbs);
 		return -EINVAL;
 	}
@@ -78,13 +78,13 @@ static int open_backing(struct blk_backend *be, char *err, size_t errlen)
 	}
 	if (be->fd < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "%s: %s", be->p.path, strerror(errno));
+		err__set(err, errlen, "%s: %s", be->p.path, strerror(errno));
 		return ret;
 	}
 	err[0] = '\0';
 	ret = backing_geometry(be, err, errlen);
 	if (ret && !err[0])
-		snprintf(err, errlen, "%s: %s", be->p.path, strerror(-ret));
+		err__set(err, errlen, "%s: %s", be->p.path, strerror(-ret));
 	return ret;
 }
 
@@ -101,7 +101,7 @@ struct blk_backend *blk_backend__open(const struct blk_backend_ops *ops,
 	int ret;
 
 	if (!be) {
-		snprintf(err, errlen, "out of memory");
+		err__set(err, errlen, "out of memory");
 		return NULL;
 	}
 	be->ops = ops;
@@ -112,7 +112,7 @@ struct blk_backend *blk_backend__open(const struct blk_backend_ops *ops,
 		goto err_close;
 	ret = ops->start(be);
 	if (ret) {
-		snprintf(err, errlen, "%s: starting the %s backend: %s",
+		err__set(err, errlen, "%s: starting the %s backend: %s",
 			 p->path, blk_backend__pin_name(be), strerror(-ret));
 		goto err_close;
 	}

@@ -960,21 +960,21 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 	int ret;
 
 	if (!p->nqueues || p->nqueues > VIRTIO_BLK_MAX_QUEUES) {
-		snprintf(err, errlen, "%s: %u queues (1..%d)", p->path,
+		err__set(err, errlen, "%s: %u queues (1..%d)", p->path,
 			 p->nqueues, VIRTIO_BLK_MAX_QUEUES);
 		return NULL;
 	}
 	if (p->poll_us < 0 || p->poll_us > VIRTIO_BLK_TIMER_MAX_US ||
 	    (p->irq_hold_us < 0 && p->irq_hold_us != VIRTIO_BLK_IRQ_HOLD_AUTO) ||
 	    p->irq_hold_us > VIRTIO_BLK_TIMER_MAX_US) {
-		snprintf(err, errlen, "%s: poll=%ld, irq_hold=%ld (auto or 0..%d us)",
+		err__set(err, errlen, "%s: poll=%ld, irq_hold=%ld (auto or 0..%d us)",
 			 p->path, p->poll_us, p->irq_hold_us,
 			 VIRTIO_BLK_TIMER_MAX_US);
 		return NULL;
 	}
 	blk = calloc(1, sizeof(*blk));
 	if (!blk) {
-		snprintf(err, errlen, "out of memory");
+		err__set(err, errlen, "out of memory");
 		return NULL;
 	}
 	blk->p = *p;
@@ -985,7 +985,7 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 	snprintf(blk->serial, sizeof(blk->serial), "gpin-blk%u", p->index);
 	ret = blk_init_queues(blk);
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", p->path, strerror(-ret));
+		err__set(err, errlen, "%s: %s", p->path, strerror(-ret));
 		goto err_free;
 	}
 	bp.opaque = blk;
@@ -994,7 +994,7 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 		goto err_free;
 	ret = blk_start_queues(blk);
 	if (ret) {
-		snprintf(err, errlen, "%s: starting the queues: %s", p->path,
+		err__set(err, errlen, "%s: starting the queues: %s", p->path,
 			 strerror(-ret));
 		goto err_free;
 	}

@@ -6,7 +6,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "api/pty.h"
+#include "pty.h"
 
 int pty__open(struct pty *p)
 {

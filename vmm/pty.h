@@ -9,8 +9,8 @@
  * and the buffer is full, console output is dropped, the guest never
  * stalls on it.
  */
-#ifndef GPIN_API_PTY_H
-#define GPIN_API_PTY_H
+#ifndef GPIN_PTY_H
+#define GPIN_PTY_H
 
 struct pty {
 	int master;
@@ -22,4 +22,4 @@ struct pty {
 int pty__open(struct pty *p);
 void pty__close(struct pty *p);
 
-#endif /* GPIN_API_PTY_H */
+#endif /* GPIN_PTY_H */
