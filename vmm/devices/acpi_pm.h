@@ -9,11 +9,10 @@
 #ifndef GPIN_ACPI_PM_H
 #define GPIN_ACPI_PM_H
 
+#include "arch/x86/layout.h"
 #include "bus.h"
 
 /* Block lengths, as the FADT advertises them. */
-#define ACPI_PM1_EVT_LEN	4	/* PM1_STS at 0, PM1_EN at 2 */
-#define ACPI_PM1_CNT_LEN	2
 
 /* Register offsets inside the event block; both registers are 16 bits. */
 #define ACPI_PM1_STS		0

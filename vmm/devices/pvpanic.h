@@ -9,9 +9,9 @@
 #ifndef GPIN_PVPANIC_H
 #define GPIN_PVPANIC_H
 
+#include "arch/x86/layout.h"
 #include "bus.h"
 
-#define PVPANIC_LEN		1
 
 /* Event bits, in the port's read value (supported) and writes (raised). */
 #define PVPANIC_PANICKED	(1u << 0)

@@ -2,9 +2,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "arch/x86/layout.h"
 #include "rtc.h"
 
-#define PORT_RTC_INDEX		0x70
 #define RTC_SECONDS		0x00
 #define RTC_MINUTES		0x02
 #define RTC_HOURS		0x04
@@ -85,5 +85,5 @@ int rtc__attach(struct rtc *rtc, struct bus *pio)
 {
 	pthread_mutex_init(&rtc->lock, NULL);
 	rtc->index = 0;
-	return bus__register(pio, PORT_RTC_INDEX, 2, &rtc_ops, rtc);
+	return bus__register(pio, PORT_RTC_INDEX, PORT_RTC_LEN, &rtc_ops, rtc);
 }

@@ -82,16 +82,21 @@
 #define PIT_IOAPIC_PIN		2
 #define VIRTIO_GSI_BASE		ISA_IRQS
 
-/* Legacy I/O ports. */
+/* Legacy I/O ports, and how many bytes each device claims there. */
 #define PORT_I8042_DATA		0x60
 #define PORT_I8042_CMD		0x64
+#define PORT_RTC_INDEX		0x70		/* index 0x70, data 0x71 */
+#define PORT_RTC_LEN		2
 #define PORT_COM1		0x3f8
 #define IRQ_COM1		4
-#define PORT_ACPI_PM1A_EVT	0x600		/* 4 bytes: status, enable */
-#define PORT_ACPI_PM1A_CNT	0x604		/* 2 bytes */
+#define PORT_ACPI_PM1A_EVT	0x600
+#define ACPI_PM1_EVT_LEN	4		/* PM1_STS at 0, PM1_EN at 2 */
+#define PORT_ACPI_PM1A_CNT	0x604
+#define ACPI_PM1_CNT_LEN	2
 #define IRQ_ACPI_SCI		9
 #define PORT_EXIT		0x501		/* test exit device, 1 byte */
-#define PORT_PVPANIC		0x505		/* pvpanic, 1 byte */
+#define PORT_PVPANIC		0x505
+#define PVPANIC_LEN		1
 #define PORT_PCI_CONF1		0xcf8		/* address 0xcf8, data 0xcfc */
 #define PORT_PCI_CONF1_LEN	8
 
