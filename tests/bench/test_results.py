@@ -17,6 +17,8 @@ OTHERS = {
     "hostile-memory.md": "tests/bench/memory-bench's own report",
     "pin-foll-ab.md": "tests/bench/pin-foll-ab.sh's report; its raw "
                       "files were not committed (issue 28: to be rerun)",
+    "datapath.md": "prose; its tables are dio_ab.py's over the committed "
+                   "raw files in dio-ab-*/ (the commands are in it)",
 }
 
 
