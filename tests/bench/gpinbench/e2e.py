@@ -131,6 +131,11 @@ def parse_args(argv):
     p.add_argument("--kernel", default="6.1",
                    help="guest kernel, and the rig's test-host kernel "
                    "(default 6.1)")
+    p.add_argument("--guest", nargs=2, metavar=("VMLINUZ", "INITRD"),
+                   help="--host native: boot this kernel and initramfs "
+                   "(it must run fio on /dev/vda from gpin.sh= as "
+                   "guest-images/init does) instead of building one with "
+                   "guest-images/build-guest")
     p.add_argument("--build", default=os.environ.get(
         "GPIN_BUILD", os.path.join(rig.TOP, "build")),
         help="gpin's Meson build (gpin-vmm, gpin-stat); default build/")
@@ -224,7 +229,12 @@ def run_all(args, work, meta):
         rig.require_host(args.perf)
     vmm = rig.build_tool(args.build, "vmm/gpin-vmm")
     stat = rig.build_tool(args.build, "pin/gpin-stat")
-    img = rig.guest_image(args.kernel)
+    if args.guest and args.host == "native":
+        img = {"KVER": os.path.basename(args.guest[0]),
+               "VMLINUZ": os.path.realpath(args.guest[0]),
+               "INITRD": os.path.realpath(args.guest[1])}
+    else:
+        img = rig.guest_image(args.kernel)
     # natively, the gpin.ko the host has loaded
     ko = rig.gpin_ko(img["KVER"]) if args.host == "rig" else None
     meta["kernel"] = (img["KVER"] if args.host == "rig" else

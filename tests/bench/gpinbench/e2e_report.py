@@ -6,7 +6,7 @@ import collections
 import json
 import os
 
-from . import parse, plot, report, stats
+from . import parse, report, stats
 from .e2e_host import CONFIGS
 from .workload import Workload
 
@@ -277,6 +277,7 @@ PANELS = [("iops", "fio IOPS in the guest", "IOPS (log)"),
 
 
 def plot_data(jobs, configs, results):
+    from . import plot      # see write()
     panels = []
     for cpus in sorted({c["cpus"] for c in cells(jobs)}):
         cs = [c for c in cells(jobs) if c["cpus"] == cpus]
@@ -399,6 +400,9 @@ def write(out, records, ledger, meta, png=True):
     with open(os.path.join(out, "e2e.json"), "w") as f:
         json.dump(summary, f, indent=1)
     if png:
+        # only here: matplotlib takes minutes to import where Python's
+        # files are slow to read (a test host's 9p root)
+        from . import plot
         panels, strips = plot_data(jobs, configs, results)
         plot.write(os.path.join(out, "e2e.png"),
                    "End-to-end (%s: compare within the run), %s"

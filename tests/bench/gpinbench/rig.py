@@ -256,8 +256,9 @@ def pick_host(asked):
 def run_native(entry, plan, out, timeout):
     """Runs ENTRY --inside OUT/plan.json on this host, with the environment
     the rig gives it inside a test host (RIG_OUT, RIG_RUN, the death
-    ledger; no RIG_MODDIR: the host's own modules).  Returns its status,
-    124 when it outlived TIMEOUT seconds."""
+    ledger; RIG_MODDIR only if the caller has one - a test host - else the
+    host's own modules).  Returns its status, 124 when it outlived
+    TIMEOUT seconds."""
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "plan.json")
     with open(path, "w") as f:
@@ -265,7 +266,6 @@ def run_native(entry, plan, out, timeout):
     env = dict(os.environ, RIG_OUT=out, RIG_RUN="1",
                RIG_KVER=os.uname().release,
                GPIN_DEATH_LOG=os.path.join(out, "deaths.jsonl"))
-    env.pop("RIG_MODDIR", None)
     sys.stdout.flush()
     try:
         return subprocess.run([entry, "--inside", path], env=env,
