@@ -11,5 +11,9 @@ for f in "$src"/Kbuild "$src"/*.c "$src"/*.h; do
 	cmp -s "$f" "$work/${f##*/}" || cp "$f" "$work/"
 done
 cmp -s "$uapi" "$work/include/gpin.h" || cp "$uapi" "$work/include/gpin.h"
+# the version (Kbuild's MODULE_VERSION): the top of the source tree's
+if [ -f "$src/../VERSION" ]; then
+	cmp -s "$src/../VERSION" "$work/VERSION" || cp "$src/../VERSION" "$work/"
+fi
 make -s -C "$kdir" M="$(cd "$work" && pwd)" modules
 cp "$work/gpin.ko" "$out"

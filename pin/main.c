@@ -230,3 +230,4 @@ module_exit(gpin_exit);
 MODULE_DESCRIPTION("gpin: lockless IRQ-off user page pinning");
 MODULE_AUTHOR("gpin developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(GPIN_MODULE_VERSION);
