@@ -127,11 +127,12 @@ bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
 	return true;
 }
 
-void irq_hold__end(struct irq_hold *h, unsigned int covered)
+void irq_hold__end(struct irq_hold *h, unsigned int covered,
+		   unsigned int inflight)
 {
 	if (!h->held_ns)
 		return;
-	if (covered > 1) {
+	if (covered > 1 || inflight) {
 		h->backoff = 0;
 	} else {
 		h->backoff = h->backoff ? 2 * h->backoff : 1;

@@ -25,9 +25,9 @@
  * hundreds of microseconds between its requests, and one on hardware, a
  * few: a fixed look either ends holds while the guest is still adding or
  * idles the queue long after it stopped.  A guest at qd1 always waits: a
- * hold that covered one completion makes the next 1, 2, 4 ... up to
- * IRQ_HOLD_BACKOFF_MAX interrupts go unheld, so qd1 pays a look on one
- * request in that many once it has settled.
+ * hold that covered one completion with nothing else in flight makes the
+ * next 1, 2, 4 ... up to IRQ_HOLD_BACKOFF_MAX interrupts go unheld, so
+ * qd1 pays a look on one request in that many once it has settled.
  *
  * The bound: irq_hold=US holds at most US microseconds, a figure that
  * fits one disk (4000 suits the rig's TCG guest and would be a 4 ms tail
@@ -123,8 +123,12 @@ bool irq_hold__wait(struct irq_hold *h, uint64_t now, uint16_t avail,
 
 /*
  * The interrupt goes out, after a hold or without one; @covered: the
- * completions it covers.  A hold that covered one backs off.
+ * completions it covers, @inflight: the requests still at the backend.
+ * A hold that covered one completion with nothing else in flight - a
+ * guest at depth 1 - backs off; one that covered one while others were
+ * out (a slow disk at depth) does not: the next may gather more.
  */
-void irq_hold__end(struct irq_hold *h, unsigned int covered);
+void irq_hold__end(struct irq_hold *h, unsigned int covered,
+		   unsigned int inflight);
 
 #endif /* GPIN_IRQ_HOLD_H */

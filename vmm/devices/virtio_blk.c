@@ -401,7 +401,8 @@ static void end_hold(struct blk_queue *q, const struct virtq *vq)
 {
 	if (!irq_hold__held(&q->hold))
 		return;
-	irq_hold__end(&q->hold, (uint16_t)(vq->used_idx - vq->decided_used));
+	irq_hold__end(&q->hold, (uint16_t)(vq->used_idx - vq->decided_used),
+		      q->inflight);
 	atomic_store(&q->hold_until_ns, 0);
 }
 
