@@ -22,6 +22,7 @@ RESULTS = os.path.join(rig.TOP, "docs", "results")
 # (report, its bench) for every report with raw data; the path without
 # the extension, relative to docs/results.
 REPORTS = [
+    ("e2e", "e2e"),
     ("e2e-irq-hold-4000/e2e", "e2e"),
     ("e2e-irq-hold", "e2e"),
     ("e2e-poll", "e2e"),
