@@ -21,9 +21,9 @@ long irq_hold__bound_us(const struct irq_hold *h)
 
 	if (!irq_hold__auto(h))
 		return h->setting_us;
-	us = (long)((h->lat_ns > pace ? h->lat_ns : pace) / 1000);
-	if (!us && !h->lat_ns && !h->chain_gap_ns)
+	if (!h->lat_ns && !h->chain_gap_ns)
 		return 0;
+	us = (long)((h->lat_ns > pace ? h->lat_ns : pace) / 1000);
 	if (us < IRQ_HOLD_AUTO_MIN_US)
 		return IRQ_HOLD_AUTO_MIN_US;
 	return us > IRQ_HOLD_AUTO_MAX_US ? IRQ_HOLD_AUTO_MAX_US : us;

@@ -83,6 +83,12 @@ struct irq_hold {
 
 void irq_hold__init(struct irq_hold *h, long setting_us);
 
+/* Whether holds may happen at all (irq_hold= not 0). */
+static inline bool irq_hold__enabled(const struct irq_hold *h)
+{
+	return h->setting_us != 0;
+}
+
 static inline bool irq_hold__auto(const struct irq_hold *h)
 {
 	return h->setting_us == IRQ_HOLD_AUTO;

@@ -383,7 +383,8 @@ static bool hold_signal(struct blk_queue *q, const struct virtq *vq,
 	uint64_t until, old;
 	bool began;
 
-	if (!irq_hold__held(&q->hold) && !irq_hold__bound_us(&q->hold))
+	/* irq_hold=0: not even the clock (irq_hold__wait() says no alike) */
+	if (!irq_hold__enabled(&q->hold))
 		return false;
 	if (!irq_hold__wait(&q->hold, now_ns(), guest_avail(vq), vq->used_idx,
 			    q->inflight, &until, &began))
@@ -396,7 +397,7 @@ static bool hold_signal(struct blk_queue *q, const struct virtq *vq,
 	return true;
 }
 
-/* The interrupt goes out: a hold that gathered nothing backs off. */
+/* The interrupt goes out: a hold at qd1 backs off (irq_hold__end()). */
 static void end_hold(struct blk_queue *q, const struct virtq *vq)
 {
 	if (!irq_hold__held(&q->hold))
@@ -668,7 +669,7 @@ static bool blk_pass(void *opaque, unsigned int qi, unsigned int flags)
 	signal_used(q, flags);
 	atomic_store(&q->throttle_us, 0);
 	more = take_chains(q, vq, &prepared, &taken);
-	if (taken && q->hold.setting_us)
+	if (taken && irq_hold__enabled(&q->hold))
 		irq_hold__note_chains(&q->hold, taken, now_ns());
 	if (prepared)
 		submit(q, flags);
