@@ -30,20 +30,16 @@
 #include "config.h"
 #include "libgpin.h"
 
+#include "cli.h"
+
 #define PAGE		4096UL
 #define HPAGE		(2UL << 20)
 #define BUF_PAGES	4096UL		/* 16 MiB: 8 THPs */
-#define MAX_LIST	8
-
-struct list {
-	unsigned int n;
-	unsigned long v[MAX_LIST];
-};
 
 struct opts {
 	double duration;
 	int single, threads;
-	struct list modes, backing, batches, nthreads, writer;
+	struct cli_list modes, backing, batches, nthreads, writer;
 	unsigned long thread_batch;
 	const char *json;
 };
@@ -104,40 +100,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "gpin-bench: %s: %s\n", what, libgpin_strerror(errno));
 	exit(1);
-}
-
-/* Parse "a,b,c": numbers, or names from @names (index = value). */
-static int parse_list(const char *s, struct list *l, const char *const *names,
-		      unsigned int nnames)
-{
-	char *dup = strdup(s), *tok, *save = NULL, *end;
-	unsigned int i;
-
-	l->n = 0;
-	for (tok = strtok_r(dup, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (l->n == MAX_LIST)
-			goto bad;
-		if (names) {
-			for (i = 0; i < nnames; i++)
-				if (!strcmp(tok, names[i]))
-					break;
-			if (i == nnames)
-				goto bad;
-			l->v[l->n++] = i;
-			continue;
-		}
-		errno = 0;
-		l->v[l->n] = strtoul(tok, &end, 10);
-		if (errno || end == tok || *end || !l->v[l->n])
-			goto bad;
-		l->n++;
-	}
-	free(dup);
-	return l->n ? 0 : -1;
-bad:
-	free(dup);
-	return -1;
 }
 
 static void *map_buffer(int thp)
@@ -473,18 +435,20 @@ int main(int argc, char **argv)
 			bad = !o.single && !o.threads;
 			break;
 		case 'm':
-			bad = parse_list(optarg, &o.modes, mode_names, 3);
+			bad = cli_parse_list(optarg, &o.modes, mode_names, 3,
+					     0);
 			break;
 		case 'b':
-			bad = parse_list(optarg, &o.backing, backing_names, 2);
+			bad = cli_parse_list(optarg, &o.backing,
+					     backing_names, 2, 0);
 			break;
 		case 'B':
-			bad = parse_list(optarg, &o.batches, NULL, 0);
+			bad = cli_parse_list(optarg, &o.batches, NULL, 0, 0);
 			for (i = 0; !bad && i < o.batches.n; i++)
 				bad = o.batches.v[i] > 512;
 			break;
 		case 't':
-			bad = parse_list(optarg, &o.nthreads, NULL, 0);
+			bad = cli_parse_list(optarg, &o.nthreads, NULL, 0, 0);
 			for (i = 0; !bad && i < o.nthreads.n; i++)
 				bad = o.nthreads.v[i] > 64;
 			break;
@@ -494,7 +458,7 @@ int main(int argc, char **argv)
 			      o.thread_batch > BUF_PAGES / 16;
 			break;
 		case 'w':
-			bad = parse_list(optarg, &o.writer, yesno, 2);
+			bad = cli_parse_list(optarg, &o.writer, yesno, 2, 0);
 			break;
 		case 'j':
 			o.json = optarg;

@@ -38,8 +38,9 @@
 
 #include "libgpin.h"
 
+#include "cli.h"
+
 #define PAGE		4096UL
-#define MAX_LIST	8
 #define MAX_QD		256U
 #define MAX_BS		(1UL << 20)
 #define SPAN_MAX	(1ULL << 30)	/* offsets within the first 1 GiB */
@@ -49,17 +50,12 @@ enum bench_mode { BM_FAST, BM_LOCKED, BM_KERNEL, BM_COUNT };
 static const char *const mode_names[BM_COUNT] = { "fast", "locked",
 						  "kernel" };
 
-struct list {
-	unsigned int n;
-	unsigned long v[MAX_LIST];
-};
-
 struct opts {
 	const char *file, *json;
 	bool write;
 	double duration;
 	unsigned int rounds;
-	struct list modes, bs, qd;
+	struct cli_list modes, bs, qd;
 };
 
 /* One request slot: its iovecs point into the shared buffer. */
@@ -107,50 +103,6 @@ static void usage(FILE *f)
 "                       rotating order (default 3)\n"
 "  --json FILE          also write one JSON object per cell and round\n"
 "  -h, --help           this text\n", MAX_QD);
-}
-
-static int parse_size(const char *s, unsigned long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	if (*end == 'k' || *end == 'K')
-		*v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		*v <<= 20, end++;
-	return *end ? -1 : 0;
-}
-
-/* A comma list of sizes, or of @names' indices when @names is set. */
-static int parse_list(const char *arg, struct list *l,
-		      const char *const *names, unsigned int nnames)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-	int bad = !copy;
-
-	l->n = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && !bad;
-	     tok = strtok_r(NULL, ",", &save)) {
-		unsigned long v = 0;
-
-		if (l->n == MAX_LIST) {
-			bad = 1;
-			break;
-		}
-		if (names) {
-			for (v = 0; v < nnames && strcmp(tok, names[v]); v++)
-				;
-			bad = v == nnames;
-		} else {
-			bad = parse_size(tok, &v);
-		}
-		l->v[l->n++] = v;
-	}
-	free(copy);
-	return bad || !l->n;
 }
 
 static double now_s(void)
@@ -509,14 +461,15 @@ int main(int argc, char **argv)
 			o.write = true;
 			break;
 		case 'm':
-			bad = parse_list(optarg, &o.modes, mode_names,
-					 BM_COUNT);
+			bad = cli_parse_list(optarg, &o.modes, mode_names,
+					     BM_COUNT, 0);
 			break;
 		case 'b':
-			bad = parse_list(optarg, &o.bs, NULL, 0);
+			bad = cli_parse_list(optarg, &o.bs, NULL, 0,
+					     CLI_SIZES);
 			break;
 		case 'q':
-			bad = parse_list(optarg, &o.qd, NULL, 0);
+			bad = cli_parse_list(optarg, &o.qd, NULL, 0, 0);
 			break;
 		case 'd':
 			o.duration = strtod(optarg, &end);

@@ -106,9 +106,12 @@ for which in old new; do
 		"$ab/$which-kmod" "$ab/$which.ko"
 	tool_src=$src/pin/tools/$tool.c
 	[[ -e $tool_src ]] || tool_src=$TOP/pin/tools/$tool.c
+	# the tools' shared list parsing, where that tree has it
+	cli=()
+	[[ -e ${tool_src%/*}/cli.c ]] && cli=("${tool_src%/*}/cli.c")
 	cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I "$ab" \
-		-I "$src/include" -I "$src/pin/lib" \
-		"$tool_src" "$src/pin/lib/libgpin.c" "${libs[@]}" \
+		-I "$src/include" -I "$src/pin/lib" -I "${tool_src%/*}" \
+		"$tool_src" "${cli[@]}" "$src/pin/lib/libgpin.c" "${libs[@]}" \
 		-o "$ab/$which-tool"
 done
 
