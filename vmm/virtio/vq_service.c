@@ -126,6 +126,13 @@ void vq_service__wake(struct vq_service *s)
 	eventfd_write(s->wake_fd, 1);
 }
 
+void vq_service__timer_changed(struct vq_service *s, unsigned int flags)
+{
+	/* the thread asks sleep_us() again when its own pass returns */
+	if (!(flags & VQS_THREAD))
+		vq_service__wake(s);
+}
+
 static void drain(int fd)
 {
 	eventfd_t v;

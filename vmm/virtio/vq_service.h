@@ -92,5 +92,11 @@ void vq_service__unhold(struct vq_service *s, unsigned int flags);
 
 /* Wakes the thread: it asks sleep_us() again and serves the queue. */
 void vq_service__wake(struct vq_service *s);
+/*
+ * A pass of @flags set or moved a timer that sleep_us() reports: the
+ * thread is to take it.  On the thread itself that happens when the pass
+ * returns; a vCPU wakes it.
+ */
+void vq_service__timer_changed(struct vq_service *s, unsigned int flags);
 
 #endif /* GPIN_VQ_SERVICE_H */
