@@ -14,8 +14,8 @@
 enum {
 	OPT_KERNEL = 'k',
 	OPT_INITRD = 'i',
-	OPT_CMDLINE = 'c',
-	OPT_CPUS = 'p',
+	OPT_CPUS = 'c',		/* kvmtool's lkvm run letters */
+	OPT_PARAMS = 'p',
 	OPT_MEM = 'm',
 	OPT_HELP = 'h',
 	OPT_VERSION = 'V',
@@ -27,13 +27,15 @@ enum {
 	OPT_API_SOCKET,
 	OPT_CHURN,
 	OPT_TEST_EXIT_PORT,
+	OPT_CMDLINE,		/* --params before 0.3; warns */
 };
 
 static const struct option long_options[] = {
 	{ "kernel",	required_argument, NULL, OPT_KERNEL },
 	{ "initrd",	required_argument, NULL, OPT_INITRD },
-	{ "cmdline",	required_argument, NULL, OPT_CMDLINE },
 	{ "cpus",	required_argument, NULL, OPT_CPUS },
+	{ "params",	required_argument, NULL, OPT_PARAMS },
+	{ "cmdline",	required_argument, NULL, OPT_CMDLINE },
 	{ "mem",	required_argument, NULL, OPT_MEM },
 	{ "disk",	required_argument, NULL, OPT_DISK },
 	{ "domain",	required_argument, NULL, OPT_DOMAIN },
@@ -56,17 +58,21 @@ void options__usage(FILE *out, const char *prog)
 "\n"
 "  -k, --kernel FILE    Linux bzImage (boot protocol 2.12+, 64-bit entry)\n"
 "  -i, --initrd FILE    initramfs loaded below 3 GiB\n"
-"  -c, --cmdline STR    kernel command line (default: \"%s\")\n"
-"  -p, --cpus N         vCPUs, 1..%d, one thread each, named vcpuN (default 1)\n"
+"  -c, --cpus N         vCPUs, 1..%d, one thread each, named vcpuN (default 1)\n"
+"  -p, --params STR     kernel command line (default: \"%s\"); --cmdline is\n"
+"                       its old name, kept for one release\n"
 "  -m, --mem SIZE       guest RAM with unit K, M or G, plain number = MiB,\n"
 "                       %llu MiB..%llu GiB (default %llu MiB)\n"
-"  -d, --disk PATH[,ro][,pin=fast|locked|kernel][,queues=N][,io=vcpu|iothread]\n"
+"  -d, --disk PATH[,ro][,pin=fast|locked|kernel][,queues=N]\n"
+"             [,service=vcpu|iothread]\n"
 "             [,event_idx=on|off][,transport=mmio|pci][,iops=N][,bps=N[KMG]]\n"
 "             [,poll=US][,irq_hold=auto|US]\n"
 "                       virtio-blk disk on a file or block device, O_DIRECT;\n"
 "                       up to %d; queues default to one per vCPU (max %d);\n"
-"                       io=vcpu: the notifying vCPU submits (default),\n"
-"                       io=iothread: a thread per queue woken by ioeventfd.\n"
+"                       service=vcpu: the notifying vCPU submits (default),\n"
+"                       service=iothread: a thread per queue woken by\n"
+"                       ioeventfd (io= is its old name, kept for one\n"
+"                       release).\n"
 "                       event_idx=off: do not offer VIRTIO_RING_F_EVENT_IDX.\n"
 "                       transport=pci: virtio-pci (modern) on PCI bus 0, an\n"
 "                       MSI-X vector per queue (default; mmio when KVM\n"
@@ -129,7 +135,7 @@ void options__usage(FILE *out, const char *prog)
 "SIGUSR1 prints the same lines while the VM runs,\n"
 "each queue's ring (\"blkN-qM-ring: avail A, taken T, used U, ...\"), then\n"
 "each vCPU's exits, whether it is in the guest, and its registers.\n",
-		prog, DEFAULT_CMDLINE, VM_CPUS_MAX,
+		prog, VM_CPUS_MAX, DEFAULT_CMDLINE,
 		(unsigned long long)(GUEST_MEM_MIN >> 20),
 		(unsigned long long)(GUEST_MEM_MAX >> 30),
 		(unsigned long long)(DEFAULT_MEM >> 20), VM_DISKS_MAX,
@@ -321,12 +327,16 @@ static int parse_disk_word(char *w, struct disk_config *d, char *err,
 		d->pin_from = CONFIG_FROM_ROUTE;
 		return 0;
 	}
-	if (!strcmp(w, "io")) {
+	if (!strcmp(w, "service") || !strcmp(w, "io")) {
 		int v = config__word(disk_io_words, val);
 
+		/* io= means the I/O backend to libvirt and QEMU */
+		if (w[0] == 'i')
+			pr_warn("--disk: io= is service= since 0.2 (the name "
+				"domain XML and vmm.conf use); io= goes in 0.3");
 		if (v < 0)
-			return err__set(err, errlen, "--disk: io=%s: expected "
-					DISK_IO_EXPECT, val);
+			return err__set(err, errlen, "--disk: service=%s: "
+					"expected " DISK_IO_EXPECT, val);
 		d->io = v;
 		d->io_from = CONFIG_FROM_ROUTE;
 		return 0;
@@ -386,6 +396,24 @@ int options__parse_disk(const char *s, struct disk_config *d, char *err,
 		if (parse_disk_word(w, d, err, errlen))
 			return -1;
 	return 0;
+}
+
+/*
+ * 0.2 took kvmtool's letters (-c vCPUs, -p the kernel command line) and
+ * its name --params; before, -c was the command line and -p the vCPUs.
+ * The old name warns until 0.3, and so does a command line that is only
+ * a number: an old -p N.
+ */
+static void warn_params(int opt, const char *val)
+{
+	size_t n = strspn(val, "0123456789");
+
+	if (opt == OPT_CMDLINE)
+		pr_warn("--cmdline is --params since 0.2 (kvmtool's name); "
+			"the old name goes in 0.3");
+	else if (n && !val[n])
+		pr_warn("the kernel command line is '%s': -p is --params since "
+			"0.2, as in kvmtool; vCPUs are -c, --cpus", val);
 }
 
 /* A decimal number in [min, max], the whole of @s up to @stop or its end. */
@@ -501,16 +529,21 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 				return -1;
 			break;
 		case OPT_CMDLINE:
+		case OPT_PARAMS:
+			warn_params(c, optarg);
 			if (vm_config__set_string(opts->vm.cmdline,
 						  sizeof(opts->vm.cmdline), optarg,
-						  "--cmdline", err, errlen))
+						  "--params", err, errlen))
 				return -1;
 			break;
 		case OPT_CPUS:
 			if (parse_cpus(optarg, &opts->vm.ncpus))
 				return err__set(err, errlen,
-						"--cpus '%s': expected a number from 1 to %d",
-						optarg, VM_CPUS_MAX);
+						"--cpus '%s': expected a number from 1 to %d%s",
+						optarg, VM_CPUS_MAX,
+						isdigit((unsigned char)*optarg) ? "" :
+						" (-c is --cpus since 0.2, as in kvmtool; "
+						"the kernel command line is -p, --params)");
 			break;
 		case OPT_MEM:
 			if (options__parse_size(optarg, &opts->vm.mem_size))

@@ -36,7 +36,7 @@ int options__parse_size(const char *s, uint64_t *bytes);
 
 /*
  * One --disk value, "path[,ro][,pin=fast|locked|kernel][,queues=N]
- * [,io=vcpu|iothread][,event_idx=on|off][,transport=mmio|pci]"; 0, or -1 with a reason in @err.
+ * [,service=vcpu|iothread][,event_idx=on|off][,transport=mmio|pci]"; 0, or -1 with a reason in @err.
  */
 int options__parse_disk(const char *s, struct disk_config *d, char *err,
 			size_t errlen);

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 /*
- * A vCPU runs KVM_RUN's exits: device emulation, and with io=vcpu a whole
+ * A vCPU runs KVM_RUN's exits: device emulation, and with service=vcpu a whole
  * virtio-blk pass (no large locals: chains and slots live in the queue);
  * a queue's thread runs the same passes.  The message formatting in
  * log.c (a 1 KiB line) is the largest frame on either.

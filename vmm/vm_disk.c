@@ -35,10 +35,10 @@ static void virtio_set_irq(void *opaque, unsigned int gsi, int level)
 }
 
 /*
- * io=iothread: the notify write of queue q (value q) to its register
+ * service=iothread: the notify write of queue q (value q) to its register
  * (@len bytes at @addr) signals that queue's eventfd inside KVM, and the
  * vCPU goes straight back to the guest without an exit to the VMM.
- * Without an eventfd (io=vcpu) the write exits to the VMM as MMIO.
+ * Without an eventfd (service=vcpu) the write exits to the VMM as MMIO.
  */
 static int vm_attach_ioeventfd(struct vm *vm, struct virtio_blk *blk,
 			       unsigned int q, uint64_t addr, uint32_t len)

@@ -4,11 +4,11 @@
  * second guest thread keeps rewriting guest memory - descriptors, rings,
  * headers - under it.  The device (devices/virtio_blk.c on virtio-mmio)
  * runs as in gpin-vmm: each queue has its thread (blkN-qM), the fuzzer's
- * thread is the vCPU that writes registers and notifies (or, io=iothread,
+ * thread is the vCPU that writes registers and notifies (or, service=iothread,
  * signals the queue's eventfd), and a fake disk completes requests on
  * its own thread after a short delay.
  *
- * The input: byte 0 picks the device (bit 0: io=iothread; bit 1: with
+ * The input: byte 0 picks the device (bit 0: service=iothread; bit 1: with
  * irq_hold= and poll=, whose timers and held interrupts then race too)
  * and the number of racer writes (bits 2-7, modulo RACER_MAX + 1); then
  * that many 8-byte racer entries (a 32-bit value, an address in guest
@@ -331,7 +331,7 @@ static const struct blk_backend_ops race_disk_ops = {
 	.stop = disk_stop,
 };
 
-/* ---- the devices: io=vcpu and io=iothread, each plain and moderated -- */
+/* ---- the devices: service=vcpu and service=iothread, each plain and moderated -- */
 
 #define NDEV		4
 #define DEV_IOTHREAD	1u
@@ -411,7 +411,7 @@ static void write_reg(struct virtio_mmio *m, struct virtio_blk *blk,
 	uint64_t v = val;
 
 	off %= VIRTIO_MMIO_WINDOW - 3;
-	/* io=iothread: KVM signals the queue's eventfd, no exit */
+	/* service=iothread: KVM signals the queue's eventfd, no exit */
 	if (iothread && off == VIRTIO_MMIO_QUEUE_NOTIFY) {
 		if (val < NQ)
 			eventfd_write(virtio_blk__kick_fd(blk, val), 1);

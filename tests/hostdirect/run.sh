@@ -18,7 +18,7 @@
 #    0x7000, CS 0x10, DS/ES/SS 0x18, IF = 0, RSP = 0x8ff0, 0..4 GiB
 #    identity-mapped (bootstate);
 #  - loaded at pref_address when relocatable and it fits, else 0x100000
-#    (where-*); --cmdline and --initrd reach boot_params (exitcode, initrd);
+#    (where-*); --params and --initrd reach boot_params (exitcode, initrd);
 #  - the command line holds up to 4095 bytes, a longer one is refused;
 #  - COM1 output on stdout; with --test-exit-port (every run here passes
 #    it but one), port 0x501 ends the VMM with the byte written; without
@@ -137,7 +137,7 @@ reject() {
 # smp N: N vCPUs all come up, each AP once with its own APIC id.
 smp() {
 	local cpus=$1 problem='' aps ids
-	vmm_run --kernel "$dir/smp.bzImage" --cpus "$cpus" --cmdline "cpus=$cpus"
+	vmm_run --kernel "$dir/smp.bzImage" --cpus "$cpus" --params "cpus=$cpus"
 	aps=$(grep -c '^ap: apic id ' "$out")
 	ids=$(grep '^ap: apic id ' "$out" | sort -u | wc -l)
 	if [ "$status" -eq 124 ]; then
@@ -185,7 +185,7 @@ counters_on_sigusr1() {
 	local want="^gpin-vmm: blk0-q0: 5 requests, 1024 bytes, 2 errors(, [0-9]+ interrupts, [0-9]+ holds)?\$"
 	local problem='' pid running=yes
 	"$vmm" --test-exit-port --kernel "$dir/virtio.bzImage" \
-		--disk "$tmp/disk" --cmdline "wait=1" <"/dev/null" >"$out" 2>"$err" &
+		--disk "$tmp/disk" --params "wait=1" <"/dev/null" >"$out" 2>"$err" &
 	pid=$!
 	if ! wait_for "$out" "virtio: waiting"; then
 		problem="the guest never reached its wait"
@@ -273,13 +273,13 @@ expect "hello" 0 "hello from gpin payload" -- --kernel "$dir/hello.bzImage"
 for code in 0 1 42 200 255; do
 	expect "exit device: code=$code" "$code" "exitcode: $code" -- \
 		--kernel "$dir/exitcode.bzImage" \
-		--cmdline "console=ttyS0 code=$code quiet"
+		--params "console=ttyS0 code=$code quiet"
 done
 expect "exit device: no code= (default command line)" 254 "no code=" -- \
 	--kernel "$dir/exitcode.bzImage"
 # The exit device is a test hook: without --test-exit-port the payload's
 # write goes nowhere and it halts (cli; hlt) until SIGTERM (timeout: 124).
-timeout -k 5 5 "$vmm" --kernel "$dir/exitcode.bzImage" --cmdline "code=42" \
+timeout -k 5 5 "$vmm" --kernel "$dir/exitcode.bzImage" --params "code=42" \
 	<"/dev/null" >"$out" 2>"$err"
 status=$?
 if [ "$status" -ne 124 ]; then
@@ -294,9 +294,9 @@ fi
 # The command line holds 4095 bytes and its NUL; code= sits at the very end.
 long=$(printf '%4088s' '')
 expect "command line of 4095 bytes reaches the guest" 7 "exitcode: 7" -- \
-	--kernel "$dir/exitcode.bzImage" --cmdline "$long code=7"
+	--kernel "$dir/exitcode.bzImage" --params "$long code=7"
 expect "command line of 4096 bytes refused" 2 "" -- \
-	--kernel "$dir/exitcode.bzImage" --cmdline "$long code=77"
+	--kernel "$dir/exitcode.bzImage" --params "$long code=77"
 
 # The guest must not run on past the reset or the triple fault.
 expect "i8042 reset ends the VMM with 0" 0 "reset: via i8042" \
@@ -308,9 +308,9 @@ grep -q 'gpin-vmm: vcpu0: rip 0x.* cr2 [0-9a-fx]* cr3 ' "$err" &&
 result "triple fault prints where the vCPU died" "$problem"
 
 expect "entry state and zero page" 0 "bootstate: ok" -- \
-	--kernel "$dir/bootstate.bzImage" --cmdline "bootstate=1"
+	--kernel "$dir/bootstate.bzImage" --params "bootstate=1"
 expect "entry state with --cpus 2 --mem 1G" 0 "bootstate: ok" -- \
-	--kernel "$dir/bootstate.bzImage" --cmdline "bootstate=1" \
+	--kernel "$dir/bootstate.bzImage" --params "bootstate=1" \
 	--cpus 2 --mem 1G
 
 expect "load address: non-relocatable" 0 "where: loaded at 0x100000" -- \
@@ -332,14 +332,14 @@ done
 for cpus in 2 4; do
 	expect "exit device written by an AP, BSP halted (--cpus $cpus)" 42 "" \
 		-- --kernel "$dir/smp.bzImage" --cpus "$cpus" \
-		--cmdline "cpus=$cpus apexit=42"
+		--params "cpus=$cpus apexit=42"
 done
 
 # A guest whose only vCPU sits in cli; hlt never exits KVM_RUN by itself:
 # SIGTERM must still end the VMM (timeout reports 124 when its TERM did it,
 # 137 when it had to send KILL 5 s later).
 timeout -k 5 2 "$vmm" --test-exit-port --kernel "$dir/smp.bzImage" \
-	--cmdline "cpus=1 apexit=1" \
+	--params "cpus=1 apexit=1" \
 	<"/dev/null" >"$out" 2>"$err"
 status=$?
 if [ "$status" -eq 124 ]; then
@@ -351,7 +351,7 @@ fi
 
 for cpus in 1 2 4 16; do
 	expect "madt --cpus $cpus" 0 "madt: $cpus lapics" -- \
-		--kernel "$dir/madt.bzImage" --cpus "$cpus" --cmdline "cpus=$cpus"
+		--kernel "$dir/madt.bzImage" --cpus "$cpus" --params "cpus=$cpus"
 done
 
 expect "boot protocol 2.12 accepted" 0 "hello from gpin payload" -- \
@@ -380,8 +380,8 @@ else
 	result "virtio-blk: the write reached the backing file" \
 		"sector 1 starts with$(od -An -tu1 -j512 -N4 "$tmp/disk")"
 fi
-expect "virtio-blk io=iothread" 0 "virtio: write, flush, read back" -- \
-	--kernel "$dir/virtio.bzImage" --disk "$tmp/disk,io=iothread"
+expect "virtio-blk service=iothread" 0 "virtio: write, flush, read back" -- \
+	--kernel "$dir/virtio.bzImage" --disk "$tmp/disk,service=iothread"
 counters_on_sigusr1
 counters_over_api
 expect "virtio-blk read-only: the write fails with IOERR" 13 \

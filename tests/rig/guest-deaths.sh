@@ -44,7 +44,7 @@ echo FIO-DONE"
 		run_vmm $((RUNTIME + 240)) "$log" "$vmm" --test-exit-port \
 			--kernel "$vmlinuz" --initrd "$initrd" --cpus 2 --mem 512M \
 			--disk "/dev/nullb0,pin=$PIN,transport=$TRANSPORT" \
-			--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" ||
+			--params "console=ttyS0 quiet gpin.sh=$(b64 "$script")" ||
 			rc=$?
 		why=$("$TOP/tests/lib/deaths" classify --log "$log" --status "$rc")
 		[[ -z $why ]] && ! has "$log" FIO-DONE && why="status $rc, no fio result"

@@ -11,7 +11,7 @@
 #              has no ext4 module to mount one), sync.  In the test host: the
 #              filesystem is clean (e2fsck -fn) and the files' checksums
 #              match; both queues served requests (the VMM's counters)
-#   iothread   the same fio verify with io=iothread, queues=2
+#   iothread   the same fio verify with service=iothread, queues=2
 #   verify-kernel, verify-fast, verify-locked
 #              the same fio verify with pin=kernel, pin=fast and
 #              pin=locked (gpin.ko's async DIO; skipped when the module
@@ -26,8 +26,8 @@
 #              working, the VMM reports the error and exits with the
 #              guest's status
 #   pci, pci_iothread
-#              the same fio verify with transport=pci (io=vcpu, then
-#              io=iothread): the guest found the disk on PCI bus 0 with
+#              the same fio verify with transport=pci (service=vcpu, then
+#              service=iothread): the guest found the disk on PCI bus 0 with
 #              2 queues, both queues served requests, and the guest's
 #              /proc/interrupts shows an MSI-X vector per queue
 #              (virtio0-req.0, virtio0-req.1) that fired
@@ -67,7 +67,7 @@ boot() {
 	boot_until_alive "$name" "$want" "$GUEST_TIMEOUT" "$log" "$VMM" \
 		--test-exit-port --kernel "$VMLINUZ" --initrd "$INITRD" --cpus 2 --mem 512M \
 		--disk "$disk" \
-		--cmdline "console=ttyS0 quiet gpin.sh=$(b64 "$script")" || rc=$?
+		--params "console=ttyS0 quiet gpin.sh=$(b64 "$script")" || rc=$?
 	echo "# $name: status $rc (want $want), $((SECONDS - t0)) s"
 	grep -a '^gpin-vmm: \(blk\|vcpu\)\|^GUEST' "$log" | tr -d '\r' |
 		sed 's/^/#   /' || true
@@ -122,7 +122,7 @@ exit 0"
 
 case_iothread() {
 	local log=$OUT/blk-iothread.log
-	boot iothread 0 "$log" "$NULLB,io=iothread,queues=2" \
+	boot iothread 0 "$log" "$NULLB,service=iothread,queues=2" \
 		"set -e; $FIO_VERIFY" || return 1
 	has "$log" '^gpin-vmm: blk0-q0: [1-9]' && ! has "$log" 'I/O error'
 }
@@ -264,7 +264,7 @@ case_memory() {
 }
 
 case_pci() { case_pci_with pci ""; }
-case_pci_iothread() { case_pci_with pci-iothread ",io=iothread,queues=2"; }
+case_pci_iothread() { case_pci_with pci-iothread ",service=iothread,queues=2"; }
 
 # Runs in the test host, chrooted into the CI host's root.
 inside() {

@@ -37,7 +37,7 @@ boot() {
 	t0=$SECONDS
 	boot_until_alive "$name" "$want" "$GUEST_TIMEOUT" "$log" "$VMM" \
 		--test-exit-port --kernel "$VMLINUZ" --initrd "$INITRD" --cpus "$cpus" --mem 512M \
-		--cmdline "console=ttyS0 $extra" || rc=$?
+		--params "console=ttyS0 $extra" || rc=$?
 	echo "# $name: status $rc (want $want), $((SECONDS - t0)) s"
 	if ((rc != want)); then
 		echo "# last lines of $log:"

@@ -125,17 +125,17 @@ static const struct {
 	unsigned int depth;
 	long poll_us;
 } modes[] = {
-	{ "io=vcpu, EVENT_IDX, depth 1", true, false, 1, 0 },
-	{ "io=vcpu, no EVENT_IDX, depth 1", false, false, 1, 0 },
-	{ "io=iothread, EVENT_IDX, depth 1", true, true, 1, 0 },
-	{ "io=iothread, no EVENT_IDX, depth 1", false, true, 1, 0 },
-	{ "io=vcpu, EVENT_IDX", true, false, DEPTH, 0 },
-	{ "io=vcpu, no EVENT_IDX", false, false, DEPTH, 0 },
-	{ "io=iothread, EVENT_IDX", true, true, DEPTH, 0 },
-	{ "io=iothread, no EVENT_IDX", false, true, DEPTH, 0 },
-	{ "io=vcpu, EVENT_IDX, depth 1, poll=50", true, false, 1, 50 },
-	{ "io=vcpu, no EVENT_IDX, poll=50", false, false, DEPTH, 50 },
-	{ "io=iothread, EVENT_IDX, depth 1, poll=50", true, true, 1, 50 },
+	{ "service=vcpu, EVENT_IDX, depth 1", true, false, 1, 0 },
+	{ "service=vcpu, no EVENT_IDX, depth 1", false, false, 1, 0 },
+	{ "service=iothread, EVENT_IDX, depth 1", true, true, 1, 0 },
+	{ "service=iothread, no EVENT_IDX, depth 1", false, true, 1, 0 },
+	{ "service=vcpu, EVENT_IDX", true, false, DEPTH, 0 },
+	{ "service=vcpu, no EVENT_IDX", false, false, DEPTH, 0 },
+	{ "service=iothread, EVENT_IDX", true, true, DEPTH, 0 },
+	{ "service=iothread, no EVENT_IDX", false, true, DEPTH, 0 },
+	{ "service=vcpu, EVENT_IDX, depth 1, poll=50", true, false, 1, 50 },
+	{ "service=vcpu, no EVENT_IDX, poll=50", false, false, DEPTH, 50 },
+	{ "service=iothread, EVENT_IDX, depth 1, poll=50", true, true, 1, 50 },
 };
 
 /* The driver's side of section 2.7.13: does the device want a notify? */
@@ -273,7 +273,7 @@ END_TEST
 
 /*
  * How run_irq_driver() drives: its depth, whether EVENT_IDX was
- * negotiated (the device offers it unless no_event_idx), io=iothread's
+ * negotiated (the device offers it unless no_event_idx), service=iothread's
  * eventfd for notifications, and trickle: one request every 500 us.
  */
 struct irq_run {

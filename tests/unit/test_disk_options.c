@@ -24,13 +24,20 @@ START_TEST(test_disk_option)
 	ck_assert_int_eq(d.pin, DISK_PIN_DEFAULT);
 	ck_assert_int_eq(d.io, DISK_IO_VCPU);
 	ck_assert_uint_eq(d.queues, 0);
-	ck_assert_int_eq(options__parse_disk("img,ro,pin=kernel,queues=4,io=iothread",
+	ck_assert_int_eq(options__parse_disk("img,ro,pin=kernel,queues=4,service=iothread",
 					     &d, err, sizeof(err)), 0);
 	ck_assert_str_eq(d.path, "img");
 	ck_assert(d.ro);
 	ck_assert_uint_eq(d.queues, 4);
 	ck_assert_int_eq(d.io, DISK_IO_IOTHREAD);
 	ck_assert_int_eq(d.pin, DISK_PIN_KERNEL);
+	/* io= is service='s name before 0.2: still taken, with a warning */
+	ck_assert_int_eq(options__parse_disk("img,io=iothread", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.io, DISK_IO_IOTHREAD);
+	ck_assert_int_eq(options__parse_disk("img,service=threads", &d, err,
+					     sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "service=threads"));
 	ck_assert_int_eq(options__parse_disk("img,pin=fast", &d, err,
 					     sizeof(err)), 0);
 	ck_assert_int_eq(d.pin, DISK_PIN_FAST);

@@ -126,7 +126,7 @@ END_TEST
 START_TEST(test_apply_command_line)
 {
 	char *argv[] = { "gpin-vmm", "-k", "bz", "-d", "a", "-d",
-			 "b,pin=kernel,io=vcpu,transport=mmio", NULL };
+			 "b,pin=kernel,service=vcpu,transport=mmio", NULL };
 	struct host_defaults h;
 	struct vm_options o;
 	char err[256];
@@ -204,7 +204,7 @@ END_TEST
 /* --print-config names the source of each disk setting. */
 START_TEST(test_print)
 {
-	char *argv[] = { "gpin-vmm", "-k", "bz", "-d", "a,io=vcpu", NULL };
+	char *argv[] = { "gpin-vmm", "-k", "bz", "-d", "a,service=vcpu", NULL };
 	char *text = NULL;
 	struct host_defaults h;
 	struct vm_options o;

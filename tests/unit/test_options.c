@@ -42,16 +42,41 @@ START_TEST(test_all_options)
 	char err[256];
 
 	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--initrd", "rd",
-			       "--cmdline", "console=ttyS0 quiet", "--cpus", "64",
+			       "--params", "console=ttyS0 quiet", "--cpus", "64",
 			       "--mem", "2G", NULL), 0);
 	ck_assert_str_eq(o.vm.initrd, "rd");
 	ck_assert_str_eq(o.vm.cmdline, "console=ttyS0 quiet");
 	ck_assert_uint_eq(o.vm.ncpus, 64);
 	ck_assert_uint_eq(o.vm.mem_size, 2ULL << 30);
-	ck_assert_int_eq(parse(&o, err, "-k", "bz", "-p", "2", "-m", "512",
-			       NULL), 0);
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "-c", "2", "-m", "512",
+			       "-p", "quiet", NULL), 0);
 	ck_assert_uint_eq(o.vm.ncpus, 2);
 	ck_assert_uint_eq(o.vm.mem_size, 512ULL << 20);
+	ck_assert_str_eq(o.vm.cmdline, "quiet");
+}
+END_TEST
+
+/*
+ * kvmtool's letters since 0.2 (-c vCPUs, -p the command line): the old
+ * use of -c, a command line, fails saying so; --cmdline still works.
+ */
+START_TEST(test_kvmtool_letters)
+{
+	struct vm_options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "-c", "console=ttyS0",
+			       NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "-p, --params"));
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "-c", "99", NULL), -1);
+	ck_assert_ptr_null(strstr(err, "--params"));
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "--cmdline", "quiet",
+			       NULL), 0);
+	ck_assert_str_eq(o.vm.cmdline, "quiet");
+	/* an old -p N: taken as the command line it now is (and warned) */
+	ck_assert_int_eq(parse(&o, err, "-k", "bz", "-p", "4", NULL), 0);
+	ck_assert_str_eq(o.vm.cmdline, "4");
+	ck_assert_uint_eq(o.vm.ncpus, 1);
 }
 END_TEST
 
@@ -200,9 +225,9 @@ START_TEST(test_cmdline_too_long)
 	char err[256];
 
 	memset(longline, 'a', CMDLINE_MAX);
-	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--cmdline",
+	ck_assert_int_eq(parse(&o, err, "--kernel", "bz", "--params",
 			       longline, NULL), -1);
-	ck_assert_ptr_nonnull(strstr(err, "--cmdline"));
+	ck_assert_ptr_nonnull(strstr(err, "--params"));
 }
 END_TEST
 
@@ -213,6 +238,7 @@ static Suite *options_suite(void)
 
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_all_options);
+	tcase_add_test(tc, test_kvmtool_letters);
 	tcase_add_test(tc, test_log_level);
 	tcase_add_test(tc, test_test_exit_port);
 	tcase_add_test(tc, test_help_version);

@@ -5,12 +5,12 @@
  * virtio_dev for virtio/mmio.c (or a PCI transport) to drive.
  *
  * Service model (virtio/vq_service.h: one owner per queue at a time):
- *  - io=vcpu (default): the vCPU thread whose QueueNotify write exits to
+ *  - service=vcpu (default): the vCPU thread whose QueueNotify write exits to
  *    the VMM serves an idle queue itself - takes the new requests,
  *    validates them, pins and submits - and goes back to the guest.  The
  *    queue's thread, blkN-qM, serves it when completions arrive, and at
  *    depth takes the guest's new requests then, notifications off.
- *  - io=iothread: the notify is an ioeventfd (KVM_IOEVENTFD, no exit to
+ *  - service=iothread: the notify is an ioeventfd (KVM_IOEVENTFD, no exit to
  *    userspace); blkN-qM wakes on it too and does everything.
  */
 #ifndef GPIN_VIRTIO_BLK_H
@@ -109,7 +109,7 @@ struct virtio_dev *virtio_blk__dev(struct virtio_blk *blk);
 void virtio_blk__service(struct virtio_blk *blk, unsigned int q,
 			 bool timed_out);
 
-/* io=iothread: the eventfd KVM must signal for queue @q; else -1. */
+/* service=iothread: the eventfd KVM must signal for queue @q; else -1. */
 int virtio_blk__kick_fd(const struct virtio_blk *blk, unsigned int q);
 
 /*

@@ -29,7 +29,7 @@
 #define BLK_RESET_WAIT_MS	5000
 #endif
 
-/* io=vcpu: the notifying vCPU serves the queue, unless someone does. */
+/* service=vcpu: the notifying vCPU serves the queue, unless someone does. */
 static void blk_notify(struct virtio_dev *vdev, unsigned int q)
 {
 	vq_service__kick(&to_blk(vdev)->q[q].svc, 0);
@@ -230,7 +230,7 @@ static int blk_init_queues(struct virtio_blk *blk)
 
 /*
  * Each queue's thread sleeps on the backend's completions and, with
- * io=iothread, on the queue's ioeventfd; the fuzz target runs none.
+ * service=iothread, on the queue's ioeventfd; the fuzz target runs none.
  */
 static int blk_start_queues(struct virtio_blk *blk)
 {
@@ -260,7 +260,7 @@ static void report_disk(const struct virtio_blk *blk)
 			 "%llu bytes/s", (unsigned long long)p->iops,
 			 (unsigned long long)p->bps);
 	pr_info("blk%u: %s: %llu MiB, %u-byte blocks, %u "
-		"queue%s, pin=%s, io=%s%s%s%s", p->index, p->path,
+		"queue%s, pin=%s, service=%s%s%s%s", p->index, p->path,
 		(unsigned long long)(blk->be->size >> 20), blk->be->lbs, blk->nq,
 		blk->nq == 1 ? "" : "s", blk_backend__pin_name(blk->be),
 		p->iothread ? "iothread" : "vcpu", p->ro ? ", read-only" : "",

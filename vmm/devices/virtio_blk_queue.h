@@ -40,7 +40,7 @@ struct blk_queue {
 	struct virtio_blk *blk;
 	unsigned int idx;
 	struct vq_service svc;
-	int kick_fd;			/* io=iothread: the ioeventfd, or -1 */
+	int kick_fd;			/* service=iothread: the ioeventfd, or -1 */
 
 	/* The owner's; control paths change them holding the queue. */
 	bool active;

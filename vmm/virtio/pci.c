@@ -378,7 +378,7 @@ static void device_cfg_read(struct virtio_pci *p, uint64_t off, void *data,
 }
 
 /*
- * A notify register write (io=vcpu; with io=iothread an ioeventfd takes
+ * A notify register write (service=vcpu; with service=iothread an ioeventfd takes
  * it inside KVM): the queue is the register's, and the value must name
  * it, as the ioeventfd's datamatch requires too.  Returns the queue or -1.
  */

@@ -4,8 +4,8 @@
  *
  * A queue has one owner at a time, and only the owner touches its rings
  * and its backend context: the vCPU whose notification found the queue
- * idle (io=vcpu), or the queue's own thread, which wakes on completions,
- * on the queue's ioeventfd (io=iothread), on a hand-over and on a timer.
+ * idle (service=vcpu), or the queue's own thread, which wakes on completions,
+ * on the queue's ioeventfd (service=iothread), on a hand-over and on a timer.
  * A thread that has something for a queue another thread owns only says
  * so (the AGAIN bit) and goes on with its own work: the owner runs one
  * more pass before it lets go.  So whoever completes requests also takes

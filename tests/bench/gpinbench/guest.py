@@ -40,7 +40,7 @@ def gpin_vmm(vmm, vmlinuz, initrd, cpus, mem, cmdline, disk=None,
              churn=False):
     # --test-exit-port: the guest's script ends the VM with its status
     cmd = [vmm, "--test-exit-port", "--kernel", vmlinuz, "--initrd", initrd,
-           "--cpus", str(cpus), "--mem", mem, "--cmdline", cmdline]
+           "--cpus", str(cpus), "--mem", mem, "--params", cmdline]
     if churn:
         cmd.append("--churn")
     if disk:

@@ -123,7 +123,7 @@ SEEDS = {}
 
 def race_seeds():
     """fuzz_virtio_blk_race's seeds (../corpus-race/): a byte that picks
-    the device (bit 0: io=iothread) and the number of racer writes, the
+    the device (bit 0: service=iothread) and the number of racer writes, the
     racer's (value, address) pairs - here the first data descriptor's
     length and flags/next, the chain's head in the available ring - then
     a seed of this target (its completions let the threads run)."""
