@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target: the whole virtio-blk device as a hostile guest reaches
- * it - the virtio-mmio transport (virtio/mmio.c, status.c), the ring
+ * it - the virtio-mmio transport (virtio/mmio.c, regs.c), the ring
  * (virtqueue.c), the device (devices/virtio_blk.c: slots, GET_ID, the
  * service budget, reset with I/O in flight), the parser and the backend
  * helpers (bounce buffers and their budget) - over a fake backend that

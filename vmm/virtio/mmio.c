@@ -20,26 +20,17 @@
 #include <linux/virtio_mmio.h>
 
 #include "virtio/mmio.h"
+#include "virtio/regs.h"
 
 struct virtio_mmio {
 	struct virtio_dev *vdev;
-	struct virtq_mem mem;
 	uint64_t base;
 	unsigned int gsi;
 	virtio_irq_fn irq;
 	void *irq_opaque;
 
 	pthread_mutex_t lock;
-	uint32_t status;
-	uint32_t dev_features_sel;
-	uint32_t drv_features_sel;
-	uint32_t queue_sel;
-	uint64_t drv_features;
-	struct virtq_cfg *queues;
-	struct virtq *vqs;
-	bool *ready;
-
-	bool broken;			/* NEEDS_RESET, atomic */
+	struct virtio_regs regs;
 
 	pthread_mutex_t irq_lock;
 	uint32_t isr;
@@ -78,9 +69,8 @@ static void mmio_needs_reset(void *transport)
 {
 	struct virtio_mmio *m = transport;
 
-	if (__atomic_exchange_n(&m->broken, true, __ATOMIC_ACQ_REL))
-		return;
-	raise_isr(m, VIRTIO_MMIO_INT_CONFIG);
+	if (virtio_regs__break(&m->regs))
+		raise_isr(m, VIRTIO_MMIO_INT_CONFIG);
 }
 
 static const struct virtio_transport_ops mmio_transport_ops = {
@@ -88,40 +78,48 @@ static const struct virtio_transport_ops mmio_transport_ops = {
 	.needs_reset = mmio_needs_reset,
 };
 
-static bool broken(struct virtio_mmio *m)
-{
-	return __atomic_load_n(&m->broken, __ATOMIC_ACQUIRE);
-}
-
 /* Called with @lock held. */
 static void device_reset(struct virtio_mmio *m)
 {
-	struct virtio_dev *vdev = m->vdev;
-	unsigned int n = vdev->num_queues;
-
-	vdev->ops->reset(vdev);
-	memset(m->queues, 0, n * sizeof(*m->queues));
-	memset(m->vqs, 0, n * sizeof(*m->vqs));
-	memset(m->ready, 0, n * sizeof(*m->ready));
-	m->status = 0;
-	m->dev_features_sel = m->drv_features_sel = m->queue_sel = 0;
-	m->drv_features = 0;
-	vdev->driver_features = 0;
-	__atomic_store_n(&m->broken, false, __ATOMIC_RELEASE);
+	m->vdev->ops->reset(m->vdev);
+	virtio_regs__reset(&m->regs);
 	ack_isr(m, ~0u);
 }
 
-static struct virtq_cfg *selected(struct virtio_mmio *m)
+/* The registers both transports have, at their mmio offsets. */
+static int reg_of(uint64_t off, enum virtio_reg *reg)
 {
-	if (m->queue_sel >= m->vdev->num_queues)
-		return NULL;
-	return &m->queues[m->queue_sel];
+	static const struct { uint16_t off; enum virtio_reg reg; } map[] = {
+		{ VIRTIO_MMIO_DEVICE_FEATURES, VREG_DEV_FEATURES },
+		{ VIRTIO_MMIO_DEVICE_FEATURES_SEL, VREG_DEV_FEATURES_SEL },
+		{ VIRTIO_MMIO_DRIVER_FEATURES, VREG_DRV_FEATURES },
+		{ VIRTIO_MMIO_DRIVER_FEATURES_SEL, VREG_DRV_FEATURES_SEL },
+		{ VIRTIO_MMIO_QUEUE_SEL, VREG_QUEUE_SEL },
+		{ VIRTIO_MMIO_QUEUE_NUM_MAX, VREG_QUEUE_NUM_MAX },
+		{ VIRTIO_MMIO_QUEUE_NUM, VREG_QUEUE_NUM },
+		{ VIRTIO_MMIO_QUEUE_READY, VREG_QUEUE_READY },
+		{ VIRTIO_MMIO_STATUS, VREG_STATUS },
+		{ VIRTIO_MMIO_QUEUE_DESC_LOW, VREG_QUEUE_DESC_LO },
+		{ VIRTIO_MMIO_QUEUE_DESC_HIGH, VREG_QUEUE_DESC_HI },
+		{ VIRTIO_MMIO_QUEUE_AVAIL_LOW, VREG_QUEUE_AVAIL_LO },
+		{ VIRTIO_MMIO_QUEUE_AVAIL_HIGH, VREG_QUEUE_AVAIL_HI },
+		{ VIRTIO_MMIO_QUEUE_USED_LOW, VREG_QUEUE_USED_LO },
+		{ VIRTIO_MMIO_QUEUE_USED_HIGH, VREG_QUEUE_USED_HI },
+		{ VIRTIO_MMIO_CONFIG_GENERATION, VREG_CONFIG_GENERATION },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].off == off) {
+			*reg = map[i].reg;
+			return 0;
+		}
+	return -1;
 }
 
 static uint32_t reg_read(struct virtio_mmio *m, uint64_t off)
 {
-	struct virtio_dev *vdev = m->vdev;
-	struct virtq_cfg *q = selected(m);
+	enum virtio_reg reg;
 
 	switch (off) {
 	case VIRTIO_MMIO_MAGIC_VALUE:
@@ -129,56 +127,38 @@ static uint32_t reg_read(struct virtio_mmio *m, uint64_t off)
 	case VIRTIO_MMIO_VERSION:
 		return 2;
 	case VIRTIO_MMIO_DEVICE_ID:
-		return vdev->device_id;
+		return m->vdev->device_id;
 	case VIRTIO_MMIO_VENDOR_ID:
 		return VIRTIO_MMIO_VENDOR;
-	case VIRTIO_MMIO_DEVICE_FEATURES:
-		if (m->dev_features_sel > 1)
-			return 0;
-		return vdev->features >> (32 * m->dev_features_sel);
-	case VIRTIO_MMIO_QUEUE_NUM_MAX:
-		return q ? vdev->queue_max : 0;
-	case VIRTIO_MMIO_QUEUE_READY:
-		return q ? m->ready[m->queue_sel] : 0;
 	case VIRTIO_MMIO_INTERRUPT_STATUS:
 		return __atomic_load_n(&m->isr, __ATOMIC_ACQUIRE);
-	case VIRTIO_MMIO_STATUS:
-		return m->status | (broken(m) ? VIRTIO_CONFIG_S_NEEDS_RESET : 0);
-	case VIRTIO_MMIO_CONFIG_GENERATION:
-		return 0;	/* the config space never changes */
-	case VIRTIO_MMIO_QUEUE_DESC_LOW:
-		return q ? (uint32_t)q->desc : 0;
-	case VIRTIO_MMIO_QUEUE_DESC_HIGH:
-		return q ? q->desc >> 32 : 0;
-	case VIRTIO_MMIO_QUEUE_AVAIL_LOW:
-		return q ? (uint32_t)q->avail : 0;
-	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH:
-		return q ? q->avail >> 32 : 0;
-	case VIRTIO_MMIO_QUEUE_USED_LOW:
-		return q ? (uint32_t)q->used : 0;
-	case VIRTIO_MMIO_QUEUE_USED_HIGH:
-		return q ? q->used >> 32 : 0;
-	default:
+	/* write-only in virtio-mmio */
+	case VIRTIO_MMIO_DEVICE_FEATURES_SEL:
+	case VIRTIO_MMIO_DRIVER_FEATURES:
+	case VIRTIO_MMIO_DRIVER_FEATURES_SEL:
+	case VIRTIO_MMIO_QUEUE_SEL:
+	case VIRTIO_MMIO_QUEUE_NUM:
 		return 0;
+	default:
+		return reg_of(off, &reg) ? 0 : virtio_regs__read(&m->regs, reg);
 	}
 }
 
-/* QueueReady = 1: the one check of a queue's configuration. */
-static void queue_enable(struct virtio_mmio *m)
+/* Returns the queue to notify, or -1. */
+static int reg_write(struct virtio_mmio *m, uint64_t off, uint32_t val)
 {
-	struct virtq_cfg *q = selected(m);
-	unsigned int i = m->queue_sel;
+	enum virtio_reg reg;
 
-	if (!q || m->ready[i])
-		return;
-	if (!virtio__queue_enable(m->vdev, i, &m->mem, q))
-		mmio_needs_reset(m);
-}
-
-static void status_write(struct virtio_mmio *m, uint32_t val)
-{
-	switch (virtio__status_write(m->vdev, &m->status, val,
-				     m->drv_features)) {
+	switch (off) {
+	case VIRTIO_MMIO_QUEUE_NOTIFY:
+		return virtio_regs__notifiable(&m->regs, val) ? (int)val : -1;
+	case VIRTIO_MMIO_INTERRUPT_ACK:
+		ack_isr(m, val);
+		return -1;
+	}
+	if (reg_of(off, &reg))
+		return -1;	/* unknown: ignored */
+	switch (virtio_regs__write(&m->regs, reg, val)) {
 	case VIRTIO_STATUS_RESET:
 		device_reset(m);
 		break;
@@ -187,72 +167,6 @@ static void status_write(struct virtio_mmio *m, uint32_t val)
 		break;
 	case VIRTIO_STATUS_DONE:
 		break;
-	}
-}
-
-/*
- * Returns the queue to notify, or -1.  Queue registers only change while
- * the queue is not ready and the driver is not running.
- */
-static int reg_write(struct virtio_mmio *m, uint64_t off, uint32_t val)
-{
-	struct virtq_cfg *q = selected(m);
-	bool q_writable = q && !m->ready[m->queue_sel] &&
-			  !(m->status & VIRTIO_CONFIG_S_DRIVER_OK);
-
-	switch (off) {
-	case VIRTIO_MMIO_DEVICE_FEATURES_SEL:
-		m->dev_features_sel = val;
-		break;
-	case VIRTIO_MMIO_DRIVER_FEATURES_SEL:
-		m->drv_features_sel = val;
-		break;
-	case VIRTIO_MMIO_DRIVER_FEATURES:
-		if (m->drv_features_sel <= 1 &&
-		    !(m->status & VIRTIO_CONFIG_S_FEATURES_OK))
-			virtio__set_half(&m->drv_features, m->drv_features_sel, val);
-		break;
-	case VIRTIO_MMIO_QUEUE_SEL:
-		m->queue_sel = val;
-		break;
-	case VIRTIO_MMIO_QUEUE_NUM:
-		if (q_writable)
-			q->num = val > VIRTQ_MAX_SIZE ? 0 : val;
-		break;
-	case VIRTIO_MMIO_QUEUE_DESC_LOW:
-	case VIRTIO_MMIO_QUEUE_DESC_HIGH:
-		if (q_writable)
-			virtio__set_half(&q->desc, off == VIRTIO_MMIO_QUEUE_DESC_HIGH, val);
-		break;
-	case VIRTIO_MMIO_QUEUE_AVAIL_LOW:
-	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH:
-		if (q_writable)
-			virtio__set_half(&q->avail, off == VIRTIO_MMIO_QUEUE_AVAIL_HIGH, val);
-		break;
-	case VIRTIO_MMIO_QUEUE_USED_LOW:
-	case VIRTIO_MMIO_QUEUE_USED_HIGH:
-		if (q_writable)
-			virtio__set_half(&q->used, off == VIRTIO_MMIO_QUEUE_USED_HIGH, val);
-		break;
-	case VIRTIO_MMIO_QUEUE_READY:
-		if (val == 1 && q_writable)
-			queue_enable(m);
-		else if (val == 0 && q && !(m->status & VIRTIO_CONFIG_S_DRIVER_OK))
-			m->ready[m->queue_sel] = false;
-		break;
-	case VIRTIO_MMIO_QUEUE_NOTIFY:
-		if ((m->status & VIRTIO_CONFIG_S_DRIVER_OK) && !broken(m) &&
-		    val < m->vdev->num_queues && m->ready[val])
-			return val;
-		break;
-	case VIRTIO_MMIO_INTERRUPT_ACK:
-		ack_isr(m, val);
-		break;
-	case VIRTIO_MMIO_STATUS:
-		status_write(m, val);
-		break;
-	default:
-		break;		/* read-only or unknown: ignored */
 	}
 	return -1;
 }
@@ -307,37 +221,31 @@ struct virtio_mmio *virtio_mmio__create(struct virtio_dev *vdev,
 					uint64_t base, unsigned int gsi,
 					virtio_irq_fn irq, void *irq_opaque)
 {
-	unsigned int n = vdev->num_queues;
 	struct virtio_mmio *m;
 
-	if (!n || !vdev->queue_max || vdev->queue_max > VIRTQ_MAX_SIZE ||
+	if (!vdev->num_queues || !vdev->queue_max || vdev->queue_max > VIRTQ_MAX_SIZE ||
 	    (vdev->queue_max & (vdev->queue_max - 1)) ||
 	    !(vdev->features & (1ULL << VIRTIO_F_VERSION_1)) ||
 	    vdev->config_size > VIRTIO_MMIO_WINDOW - VIRTIO_MMIO_CONFIG_OFF)
 		return NULL;
+	static const struct virtio_regs_rules rules = {
+		.ready_zero_disables = true,
+	};
+
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
-	m->queues = calloc(n, sizeof(*m->queues));
-	m->vqs = calloc(n, sizeof(*m->vqs));
-	m->ready = calloc(n, sizeof(*m->ready));
-	if (!m->queues || !m->vqs || !m->ready) {
-		free(m->queues);
-		free(m->vqs);
-		free(m->ready);
+	if (virtio_regs__init(&m->regs, vdev, mem, &rules)) {
 		free(m);
 		return NULL;
 	}
 	m->vdev = vdev;
-	m->mem = *mem;
 	m->base = base;
 	m->gsi = gsi;
 	m->irq = irq;
 	m->irq_opaque = irq_opaque;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_mutex_init(&m->irq_lock, NULL);
-	vdev->vqs = m->vqs;
-	vdev->ready = m->ready;
 	vdev->tops = &mmio_transport_ops;
 	vdev->transport = m;
 	return m;
@@ -350,11 +258,7 @@ void virtio_mmio__destroy(struct virtio_mmio *m)
 	pthread_mutex_lock(&m->lock);
 	device_reset(m);
 	pthread_mutex_unlock(&m->lock);
-	m->vdev->vqs = NULL;
-	m->vdev->ready = NULL;
-	free(m->queues);
-	free(m->vqs);
-	free(m->ready);
+	virtio_regs__exit(&m->regs);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->irq_lock);
 	free(m);

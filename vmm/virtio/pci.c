@@ -17,35 +17,23 @@
 #include <linux/virtio_ids.h>
 
 #include "virtio/pci.h"
+#include "virtio/regs.h"
 
 /* Class codes: a block device is mass storage, anything else "other". */
 #define CLASS_STORAGE_OTHER	0x018000
 #define CLASS_OTHER		0xff0000
 
-struct pci_queue {
-	struct virtq_cfg cfg;
-	uint16_t vector;	/* atomic: read by completion threads */
-};
-
 struct virtio_pci {
 	struct virtio_dev *vdev;
-	struct virtq_mem mem;
 	uint32_t bar_addr;
 	struct pci_func func;
 	struct msix msix;
 
 	pthread_mutex_t lock;
-	uint32_t status;
-	uint32_t dev_features_sel;
-	uint32_t drv_features_sel;
-	uint16_t queue_sel;
-	uint16_t msix_config;	/* atomic: read by completion threads */
-	uint64_t drv_features;
-	struct pci_queue *queues;
-	struct virtq *vqs;
-	bool *ready;
-
-	bool broken;		/* NEEDS_RESET, atomic */
+	struct virtio_regs regs;
+	/* atomic: read by completion threads */
+	uint16_t msix_config;
+	uint16_t *vectors;	/* one per queue */
 	uint8_t isr;		/* atomic */
 };
 
@@ -56,7 +44,7 @@ static void pci_signal_used(void *transport, unsigned int q)
 	if (q >= p->vdev->num_queues)
 		return;
 	/* No ISR queue bit: that is for INTx (4.1.4.5), which we lack. */
-	msix__notify(&p->msix, __atomic_load_n(&p->queues[q].vector,
+	msix__notify(&p->msix, __atomic_load_n(&p->vectors[q],
 					       __ATOMIC_ACQUIRE));
 }
 
@@ -64,7 +52,7 @@ static void pci_needs_reset(void *transport)
 {
 	struct virtio_pci *p = transport;
 
-	if (__atomic_exchange_n(&p->broken, true, __ATOMIC_ACQ_REL))
+	if (!virtio_regs__break(&p->regs))
 		return;
 	__atomic_fetch_or(&p->isr, VIRTIO_PCI_ISR_CONFIG, __ATOMIC_ACQ_REL);
 	msix__notify(&p->msix, __atomic_load_n(&p->msix_config,
@@ -76,11 +64,6 @@ static const struct virtio_transport_ops pci_transport_ops = {
 	.needs_reset = pci_needs_reset,
 };
 
-static bool broken(struct virtio_pci *p)
-{
-	return __atomic_load_n(&p->broken, __ATOMIC_ACQUIRE);
-}
-
 /* A vector the table holds, else "none" (4.1.5.1.2). */
 static uint16_t checked_vector(struct virtio_pci *p, uint32_t v)
 {
@@ -90,24 +73,15 @@ static uint16_t checked_vector(struct virtio_pci *p, uint32_t v)
 /* The transport's registers as after a reset (4.1.4.3.1, 4.1.5.1.2). */
 static void regs_reset(struct virtio_pci *p)
 {
-	struct virtio_dev *vdev = p->vdev;
-	unsigned int i, n = vdev->num_queues;
+	unsigned int i;
 
-	memset(p->vqs, 0, n * sizeof(*p->vqs));
-	memset(p->ready, 0, n * sizeof(*p->ready));
-	for (i = 0; i < n; i++) {
-		p->queues[i] = (struct pci_queue) { .cfg.num = vdev->queue_max };
-		__atomic_store_n(&p->queues[i].vector, VIRTIO_MSI_NO_VECTOR,
+	virtio_regs__reset(&p->regs);
+	for (i = 0; i < p->vdev->num_queues; i++)
+		__atomic_store_n(&p->vectors[i], VIRTIO_MSI_NO_VECTOR,
 				 __ATOMIC_RELEASE);
-	}
 	__atomic_store_n(&p->msix_config, VIRTIO_MSI_NO_VECTOR,
 			 __ATOMIC_RELEASE);
-	p->status = 0;
-	p->dev_features_sel = p->drv_features_sel = p->queue_sel = 0;
-	p->drv_features = 0;
-	vdev->driver_features = 0;
 	__atomic_store_n(&p->isr, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&p->broken, false, __ATOMIC_RELEASE);
 }
 
 /* Called with @lock held. */
@@ -117,11 +91,12 @@ static void device_reset(struct virtio_pci *p)
 	regs_reset(p);
 }
 
-static struct pci_queue *selected(struct virtio_pci *p)
+/* The selected queue's vector, or NULL past the last queue. */
+static uint16_t *selected_vector(struct virtio_pci *p)
 {
-	if (p->queue_sel >= p->vdev->num_queues)
+	if (p->regs.queue_sel >= p->vdev->num_queues)
 		return NULL;
-	return &p->queues[p->queue_sel];
+	return &p->vectors[p->regs.queue_sel];
 }
 
 /* The width of the field at @off, 0 for none; 64-bit ones are 2 dwords. */
@@ -162,76 +137,80 @@ static bool is_64bit_low(uint64_t off)
 	       off == VIRTIO_PCI_COMMON_Q_USEDLO;
 }
 
+/* The registers both transports have, at their common-config offsets. */
+static int reg_of(uint64_t off, enum virtio_reg *reg)
+{
+	static const struct { uint16_t off; enum virtio_reg reg; } map[] = {
+		{ VIRTIO_PCI_COMMON_DFSELECT, VREG_DEV_FEATURES_SEL },
+		{ VIRTIO_PCI_COMMON_DF, VREG_DEV_FEATURES },
+		{ VIRTIO_PCI_COMMON_GFSELECT, VREG_DRV_FEATURES_SEL },
+		{ VIRTIO_PCI_COMMON_GF, VREG_DRV_FEATURES },
+		{ VIRTIO_PCI_COMMON_NUMQ, VREG_NUM_QUEUES },
+		{ VIRTIO_PCI_COMMON_STATUS, VREG_STATUS },
+		{ VIRTIO_PCI_COMMON_CFGGENERATION, VREG_CONFIG_GENERATION },
+		{ VIRTIO_PCI_COMMON_Q_SELECT, VREG_QUEUE_SEL },
+		{ VIRTIO_PCI_COMMON_Q_SIZE, VREG_QUEUE_NUM },
+		{ VIRTIO_PCI_COMMON_Q_ENABLE, VREG_QUEUE_READY },
+		{ VIRTIO_PCI_COMMON_Q_DESCLO, VREG_QUEUE_DESC_LO },
+		{ VIRTIO_PCI_COMMON_Q_DESCHI, VREG_QUEUE_DESC_HI },
+		{ VIRTIO_PCI_COMMON_Q_AVAILLO, VREG_QUEUE_AVAIL_LO },
+		{ VIRTIO_PCI_COMMON_Q_AVAILHI, VREG_QUEUE_AVAIL_HI },
+		{ VIRTIO_PCI_COMMON_Q_USEDLO, VREG_QUEUE_USED_LO },
+		{ VIRTIO_PCI_COMMON_Q_USEDHI, VREG_QUEUE_USED_HI },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].off == off) {
+			*reg = map[i].reg;
+			return 0;
+		}
+	return -1;
+}
+
+/* One field read, its width already checked. */
 static uint32_t common_read(struct virtio_pci *p, uint64_t off)
 {
-	struct virtio_dev *vdev = p->vdev;
-	struct pci_queue *q = selected(p);
+	uint16_t *vector = selected_vector(p);
+	enum virtio_reg reg;
 
 	switch (off) {
-	case VIRTIO_PCI_COMMON_DFSELECT:
-		return p->dev_features_sel;
-	case VIRTIO_PCI_COMMON_DF:
-		if (p->dev_features_sel > 1)
-			return 0;
-		return vdev->features >> (32 * p->dev_features_sel);
-	case VIRTIO_PCI_COMMON_GFSELECT:
-		return p->drv_features_sel;
-	case VIRTIO_PCI_COMMON_GF:
-		if (p->drv_features_sel > 1)
-			return 0;
-		return p->drv_features >> (32 * p->drv_features_sel);
 	case VIRTIO_PCI_COMMON_MSIX:
 		return p->msix_config;
-	case VIRTIO_PCI_COMMON_NUMQ:
-		return vdev->num_queues;
-	case VIRTIO_PCI_COMMON_STATUS:
-		return p->status |
-		       (broken(p) ? VIRTIO_CONFIG_S_NEEDS_RESET : 0);
-	case VIRTIO_PCI_COMMON_CFGGENERATION:
-		return 0;	/* the config space never changes */
-	case VIRTIO_PCI_COMMON_Q_SELECT:
-		return p->queue_sel;
-	case VIRTIO_PCI_COMMON_Q_SIZE:
-		return q ? q->cfg.num : 0;
 	case VIRTIO_PCI_COMMON_Q_MSIX:
-		return q ? q->vector : VIRTIO_MSI_NO_VECTOR;
-	case VIRTIO_PCI_COMMON_Q_ENABLE:
-		return q ? p->ready[p->queue_sel] : 0;
+		return vector ? *vector : VIRTIO_MSI_NO_VECTOR;
 	case VIRTIO_PCI_COMMON_Q_NOFF:
-		return q ? p->queue_sel : 0;
-	case VIRTIO_PCI_COMMON_Q_DESCLO:
-		return q ? (uint32_t)q->cfg.desc : 0;
-	case VIRTIO_PCI_COMMON_Q_DESCHI:
-		return q ? q->cfg.desc >> 32 : 0;
-	case VIRTIO_PCI_COMMON_Q_AVAILLO:
-		return q ? (uint32_t)q->cfg.avail : 0;
-	case VIRTIO_PCI_COMMON_Q_AVAILHI:
-		return q ? q->cfg.avail >> 32 : 0;
-	case VIRTIO_PCI_COMMON_Q_USEDLO:
-		return q ? (uint32_t)q->cfg.used : 0;
-	case VIRTIO_PCI_COMMON_Q_USEDHI:
-		return q ? q->cfg.used >> 32 : 0;
+		/* each queue's notify register is its own (multiplier) */
+		return vector ? p->regs.queue_sel : 0;
 	default:
-		return 0;
+		return reg_of(off, &reg) ? 0 : virtio_regs__read(&p->regs, reg);
 	}
 }
 
-/* queue_enable = 1: the one check of a queue's configuration. */
-static void queue_enable(struct virtio_pci *p)
+/*
+ * One field write, its width already checked.  Vectors may change at any
+ * time (the driver detaches them on teardown); the rest is the common
+ * register file's.
+ */
+static void common_write(struct virtio_pci *p, uint64_t off, uint32_t val)
 {
-	struct pci_queue *q = selected(p);
-	unsigned int i = p->queue_sel;
+	uint16_t *vector = selected_vector(p);
+	enum virtio_reg reg;
 
-	if (!q || p->ready[i])
+	switch (off) {
+	case VIRTIO_PCI_COMMON_MSIX:
+		__atomic_store_n(&p->msix_config, checked_vector(p, val),
+				 __ATOMIC_RELEASE);
 		return;
-	if (!virtio__queue_enable(p->vdev, i, &p->mem, &q->cfg))
-		pci_needs_reset(p);
-}
-
-static void status_write(struct virtio_pci *p, uint32_t val)
-{
-	switch (virtio__status_write(p->vdev, &p->status, val,
-				     p->drv_features)) {
+	case VIRTIO_PCI_COMMON_Q_MSIX:
+		if (vector)
+			__atomic_store_n(vector, checked_vector(p, val),
+					 __ATOMIC_RELEASE);
+		return;
+	}
+	if (reg_of(off, &reg))
+		return;		/* read-only: ignored */
+	switch (virtio_regs__write(&p->regs, reg, val)) {
 	case VIRTIO_STATUS_RESET:
 		device_reset(p);
 		break;
@@ -240,77 +219,6 @@ static void status_write(struct virtio_pci *p, uint32_t val)
 		break;
 	case VIRTIO_STATUS_DONE:
 		break;
-	}
-}
-
-/*
- * One field write, its width already checked.  Queue fields change only
- * while the queue is not enabled and the driver is not running; vectors
- * may change at any time (the driver detaches them on teardown).
- */
-static void common_write(struct virtio_pci *p, uint64_t off, uint32_t val)
-{
-	struct pci_queue *q = selected(p);
-	bool q_writable = q && !p->ready[p->queue_sel] &&
-			  !(p->status & VIRTIO_CONFIG_S_DRIVER_OK);
-
-	switch (off) {
-	case VIRTIO_PCI_COMMON_DFSELECT:
-		p->dev_features_sel = val;
-		break;
-	case VIRTIO_PCI_COMMON_GFSELECT:
-		p->drv_features_sel = val;
-		break;
-	case VIRTIO_PCI_COMMON_GF:
-		if (p->drv_features_sel <= 1 &&
-		    !(p->status & VIRTIO_CONFIG_S_FEATURES_OK))
-			virtio__set_half(&p->drv_features,
-					 p->drv_features_sel, val);
-		break;
-	case VIRTIO_PCI_COMMON_MSIX:
-		__atomic_store_n(&p->msix_config, checked_vector(p, val),
-				 __ATOMIC_RELEASE);
-		break;
-	case VIRTIO_PCI_COMMON_STATUS:
-		status_write(p, val);
-		break;
-	case VIRTIO_PCI_COMMON_Q_SELECT:
-		p->queue_sel = val;
-		break;
-	case VIRTIO_PCI_COMMON_Q_SIZE:
-		if (q_writable)
-			q->cfg.num = val;
-		break;
-	case VIRTIO_PCI_COMMON_Q_MSIX:
-		if (q)
-			__atomic_store_n(&q->vector, checked_vector(p, val),
-					 __ATOMIC_RELEASE);
-		break;
-	case VIRTIO_PCI_COMMON_Q_ENABLE:
-		/* Writing 0 is not the driver's to do (4.1.4.3.2). */
-		if (val == 1 && q_writable)
-			queue_enable(p);
-		break;
-	case VIRTIO_PCI_COMMON_Q_DESCLO:
-	case VIRTIO_PCI_COMMON_Q_DESCHI:
-		if (q_writable)
-			virtio__set_half(&q->cfg.desc,
-					 off == VIRTIO_PCI_COMMON_Q_DESCHI, val);
-		break;
-	case VIRTIO_PCI_COMMON_Q_AVAILLO:
-	case VIRTIO_PCI_COMMON_Q_AVAILHI:
-		if (q_writable)
-			virtio__set_half(&q->cfg.avail,
-					 off == VIRTIO_PCI_COMMON_Q_AVAILHI, val);
-		break;
-	case VIRTIO_PCI_COMMON_Q_USEDLO:
-	case VIRTIO_PCI_COMMON_Q_USEDHI:
-		if (q_writable)
-			virtio__set_half(&q->cfg.used,
-					 off == VIRTIO_PCI_COMMON_Q_USEDHI, val);
-		break;
-	default:
-		break;		/* read-only: ignored */
 	}
 }
 
@@ -396,8 +304,7 @@ static int notify_queue(struct virtio_pci *p, uint64_t off, const void *data,
 	if (val != q)
 		return -1;
 	pthread_mutex_lock(&p->lock);
-	if ((p->status & VIRTIO_CONFIG_S_DRIVER_OK) && !broken(p) &&
-	    p->ready[q])
+	if (virtio_regs__notifiable(&p->regs, q))
 		ret = q;
 	pthread_mutex_unlock(&p->lock);
 	return ret;
@@ -573,9 +480,8 @@ static bool dev_ok(const struct virtio_dev *vdev, uint32_t bar_addr)
 static void free_pci(struct virtio_pci *p)
 {
 	msix__exit(&p->msix);
-	free(p->queues);
-	free(p->vqs);
-	free(p->ready);
+	virtio_regs__exit(&p->regs);
+	free(p->vectors);
 	free(p);
 }
 
@@ -584,6 +490,9 @@ struct virtio_pci *virtio_pci__create(struct virtio_dev *vdev,
 				      uint32_t bar_addr, msix_send_fn send,
 				      void *send_opaque)
 {
+	static const struct virtio_regs_rules rules = {
+		.num_starts_at_max = true,
+	};
 	unsigned int n = vdev->num_queues;
 	struct virtio_pci *p;
 
@@ -592,17 +501,14 @@ struct virtio_pci *virtio_pci__create(struct virtio_dev *vdev,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->queues = calloc(n, sizeof(*p->queues));
-	p->vqs = calloc(n, sizeof(*p->vqs));
-	p->ready = calloc(n, sizeof(*p->ready));
+	p->vdev = vdev;
+	p->vectors = calloc(n, sizeof(*p->vectors));
 	/* One vector per queue, one for configuration changes. */
-	if (!p->queues || !p->vqs || !p->ready ||
+	if (!p->vectors || virtio_regs__init(&p->regs, vdev, mem, &rules) ||
 	    msix__init(&p->msix, n + 1, send, send_opaque)) {
 		free_pci(p);
 		return NULL;
 	}
-	p->vdev = vdev;
-	p->mem = *mem;
 	p->bar_addr = bar_addr;
 	if (build_func(p)) {
 		free_pci(p);
@@ -610,8 +516,6 @@ struct virtio_pci *virtio_pci__create(struct virtio_dev *vdev,
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	regs_reset(p);
-	vdev->vqs = p->vqs;
-	vdev->ready = p->ready;
 	vdev->tops = &pci_transport_ops;
 	vdev->transport = p;
 	return p;
@@ -624,8 +528,6 @@ void virtio_pci__destroy(struct virtio_pci *p)
 	pthread_mutex_lock(&p->lock);
 	device_reset(p);
 	pthread_mutex_unlock(&p->lock);
-	p->vdev->vqs = NULL;
-	p->vdev->ready = NULL;
 	pthread_mutex_destroy(&p->lock);
 	free_pci(p);
 }

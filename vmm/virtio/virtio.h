@@ -101,33 +101,11 @@ struct virtq_cfg {
 	uint64_t used;
 };
 
-/*
- * The driver enabled queue @i configured as @cfg: the one check of a
- * queue's configuration, the same on every transport (size within
- * queue_max, rings that virtq__init accepts in @mem).  Returns false when
- * the transport must set NEEDS_RESET.  Under the transport's register
- * lock, with vdev->vqs and vdev->ready set.
- */
-bool virtio__queue_enable(struct virtio_dev *vdev, unsigned int i,
-			  const struct virtq_mem *mem,
-			  const struct virtq_cfg *cfg);
-
-/* What a transport does after the driver wrote the device status. */
+/* What a transport does after a register write (virtio/regs.h). */
 enum virtio_status_action {
-	VIRTIO_STATUS_DONE,	/* *status updated (or the write ignored) */
-	VIRTIO_STATUS_RESET,	/* 0 was written: reset the device */
+	VIRTIO_STATUS_DONE,	/* the write took effect (or was ignored) */
+	VIRTIO_STATUS_RESET,	/* 0 was written to the status: reset */
 	VIRTIO_STATUS_BROKEN,	/* protocol broken: set NEEDS_RESET */
 };
-
-/*
- * The driver wrote @val to the status register @status, having written
- * @drv_features as its features.  Checks the features at FEATURES_OK
- * (refused: the bit stays clear), and at DRIVER_OK turns on EVENT_IDX in
- * the ready queues and activates the device.  Called under the
- * transport's register lock, with vdev->vqs and vdev->ready set.
- */
-enum virtio_status_action virtio__status_write(struct virtio_dev *vdev,
-					       uint32_t *status, uint32_t val,
-					       uint64_t drv_features);
 
 #endif /* GPIN_VIRTIO_H */
