@@ -6,6 +6,7 @@
  *   gpin-stat [-r] [INTERVAL [COUNT]]
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpin-stat [-r] [INTERVAL [COUNT]]\n"
-		"  no INTERVAL: print the counters once\n"
-		"  INTERVAL:    every INTERVAL seconds, the change per second\n"
-		"  -r:          reset the module's counters first (needs CAP_SYS_ADMIN)\n"
+		"gpin.ko's counters (/dev/gpin), per pin mode.\n"
+		"  no INTERVAL     print the counters once\n"
+		"  INTERVAL        every INTERVAL seconds, the change per second,\n"
+		"                  COUNT times (default: until interrupted)\n"
+		"  -r, --reset     reset the module's counters first (needs\n"
+		"                  CAP_SYS_ADMIN)\n"
+		"  -h, --help      this text\n"
+		"  -V, --version   print the version\n"
+		"Exit: 0, 1 when /dev/gpin cannot be read, 2 for bad arguments.\n"
 		"gpin-stat " GPIN_VERSION "\n");
 }
 
@@ -107,11 +114,21 @@ int main(int argc, char **argv)
 	struct libgpin *g;
 	double t0, t1;
 
-	while ((opt = getopt(argc, argv, "rh")) != -1) {
+	static const struct option longopts[] = {
+		{ "reset", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((opt = getopt_long(argc, argv, "rhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
 			reset = 1;
 			break;
+		case 'V':
+			printf("gpin-stat " GPIN_VERSION "\n");
+			return 0;
 		default:	/* -h: the usage and 0, else on stderr and 2 */
 			usage(opt == 'h' ? stdout : stderr);
 			return opt == 'h' ? 0 : 2;
