@@ -38,7 +38,7 @@ import os
 import shlex
 import sys
 
-from . import device, e2e_host, rig
+from . import affinity, device, e2e_host, rig
 from .workload import RWS, SIZES, parse_list
 
 ALL_CONFIGS = e2e_host.CONFIGS
@@ -150,6 +150,12 @@ def parse_args(argv):
                    "--append): kvm_amd.npt=1 runs the guests on nested "
                    "paging, as a real host does, instead of the rig's "
                    "shadow paging")
+    p.add_argument("--affinity", metavar="SPEC",
+                   help="pin each VMM's threads to CPUs, as a tuned host "
+                   "does: vcpu=CPUS for the vCPU threads (one CPU each, in "
+                   "turn), io=CPUS for the disk queues' threads (gpin-vmm's "
+                   "blkD-qQ, QEMU's iothread), e.g. vcpu=0-3,io=4,5; "
+                   "default: none, the scheduler places them")
     p.add_argument("--report-from", metavar="WORK", action="append",
                    help="no runs: the report of an earlier run's raw "
                    "results (WORK: the work directory it printed); "
@@ -168,6 +174,11 @@ def parse_args(argv):
     bad = [c for c in args.configs if not known_config(c)]
     if bad:
         p.error("unknown config(s) %s" % ",".join(bad))
+    if args.affinity:
+        try:
+            affinity.parse(args.affinity)
+        except affinity.SpecError as e:
+            p.error("--affinity: %s" % e)
     if args.rounds < 1 or args.runtime < 1 or args.ramp < 0:
         p.error("--rounds and --runtime want at least 1, --ramp 0")
     try:
@@ -258,7 +269,7 @@ def run_all(args, work, meta):
                 "rounds": args.rounds,
                 "configs": args.configs, "transport": args.transport,
                 "vmm_disk": args.vmm_disk, "perf": args.perf,
-                "device": args.device,
+                "device": args.device, "affinity": args.affinity,
                 "workloads": [w.key for w in args.workloads]}
         out = os.path.join(work, "cpus%d" % cpus)
         if args.host == "native":

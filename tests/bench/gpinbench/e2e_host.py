@@ -14,7 +14,7 @@ import time
 
 from gpintest import deaths
 
-from . import guest, parse, schedule, syscalls
+from . import affinity, guest, parse, schedule, syscalls
 from .store import Store
 from .workload import Workload
 
@@ -134,6 +134,7 @@ class Boot:
         self.jobs = []          # {"id", "START", "STOP", "record"}
         self.done = []
         self.sys = None         # the VMM's syscall counter, from a START
+        self.pinner = None      # --affinity
         self.new_counter = syscalls.Counter
 
     def count_syscalls(self, start):
@@ -326,8 +327,17 @@ def boot(plan, ctx, workloads, store):
         if plan["perf"] else None
     running = start(plan, config, workloads, os.path.join(out, name + ".log"))
     b = Boot(plan, ctx, running, store)
+    on_text = b.on_text
+    if plan.get("affinity") and config != "direct":
+        # its threads come as it boots: looked for at every poll
+        b.pinner = affinity.Pinner(running.pid,
+                                   affinity.parse(plan["affinity"]))
+
+        def on_text(text):
+            b.pinner.poll()
+            return b.on_text(text)
     try:
-        rc = guest.watch(running, b.on_text, BOOT_LIMIT,
+        rc = guest.watch(running, on_text, BOOT_LIMIT,
                          plan["runtime"] + plan.get("ramp", 0) + JOB_SLACK)
     finally:
         b.close()
@@ -360,7 +370,8 @@ def boot_record(plan, ctx, rc, b, running, seconds, death, left):
                death=death.describe() if death else None,
                jobs_done=b.done, jobs_left=[w.key for w in left],
                log=running.log, command=shown_command(running.cmd), vmm_exit=None, churn_cycles=None,
-               irqoff_max_ns=None)
+               irqoff_max_ns=None,
+               pinned=b.pinner.pinned if b.pinner else None)
     if running.is_vmm:
         snaps = parse.vmm_snapshots(running.text)
         rec["vmm_exit"] = snaps[-1] if snaps and rc == 0 else None
@@ -491,6 +502,12 @@ def inside(plan):
     if not os.path.exists("/dev/kvm"):
         print("e2e: no /dev/kvm in the test host")
         return 1
+    if plan.get("affinity"):
+        try:
+            affinity.parse(plan["affinity"], os.cpu_count())
+        except affinity.SpecError as e:
+            print("e2e: --affinity: %s" % e)
+            return 1
     try:
         if not plan.get("device"):
             setup_backing()
@@ -504,6 +521,7 @@ def inside(plan):
                   "host_cpus": os.cpu_count(),
                   "gpin_loaded": os.path.exists("/dev/gpin"),
                   "syscalls_counted": counted,
+                  "affinity": plan.get("affinity"),
                   "qemu_version": qemu_version()})
     print("# test host %s, %d CPUs; guest %d vCPUs, %s; backing %s "
           "(%s); gpin.ko %s; transport %s; "

@@ -139,6 +139,15 @@ def command_lines(records):
                    if r.get("kind") == "job" and r.get("fio_version")})
     if fios:
         lines += ["fio (in the guest): %s." % "; ".join(fios), ""]
+    hosts = [r for r in records if r.get("kind") == "host"]
+    pins = sorted({r["affinity"] for r in hosts if r.get("affinity")})
+    if pins:
+        lines += ["Threads pinned to CPUs (--affinity): %s."
+                  % "; ".join(pins), ""]
+    elif any("affinity" in r for r in hosts):
+        # runs from before --affinity say nothing either way
+        lines += ["Threads not pinned: the scheduler placed them (no "
+                  "--affinity).", ""]
     for config in sorted(seen):
         lines += ["- %s:" % config, "", "      " + seen[config], ""]
     return lines or ["(not recorded by this run)"]

@@ -57,7 +57,10 @@ def qemu(vmlinuz, initrd, cpus, mem, cmdline, drive=None, aio="io_uring"):
     served by its own iothread (not the main loop), a queue per vCPU of
     gpin-vmm's size, cache=none (O_DIRECT), aio=io_uring (or AIO
     "native": Linux AIO); the exit device."""
-    cmd = ["qemu-system-x86_64", "-accel", "kvm", "-cpu", "host",
+    # debug-threads: its threads named ("CPU N/KVM", "IO io0"), for
+    # --affinity and for whoever profiles it
+    cmd = ["qemu-system-x86_64", "-name", "gpin-e2e,debug-threads=on",
+           "-accel", "kvm", "-cpu", "host",
            "-smp", str(cpus), "-m", mem, "-nographic", "-no-reboot",
            "-nodefaults", "-serial", "stdio", "-kernel", vmlinuz,
            "-initrd", initrd, "-append", cmdline,
