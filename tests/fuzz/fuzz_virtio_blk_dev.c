@@ -51,6 +51,7 @@
 
 #include "devices/blk_backend.h"
 #include "devices/virtio_blk.h"
+#include "fake_disk.h"
 #include "virtio/mmio.h"
 #include "virtio/vq_service.h"
 
@@ -80,217 +81,84 @@ static void set_irq(void *opaque, unsigned int gsi, int level)
 {
 }
 
-/* ---- the fake backend ------------------------------------------------- */
+/* ---- the disk: tests/common/fake_disk.c, finishing on the input's word */
 
-struct fake_queue {
-	struct blk_io *prepared[VIRTIO_BLK_QUEUE_SIZE];	/* not submitted */
-	unsigned int nprepared;
-	struct blk_io *out[VIRTIO_BLK_QUEUE_SIZE];	/* at the "disk" */
-	unsigned int n;
-	struct blk_io *done[VIRTIO_BLK_QUEUE_SIZE];	/* finished, unreaped */
-	int64_t res[VIRTIO_BLK_QUEUE_SIZE];
-	unsigned int ndone;
-	int efd;
-};
-
-static struct fake {
-	struct fake_queue q[NQ];
-	bool refuse_submit;		/* submit() keeps everything back */
-	unsigned long submitted, completed;
-	unsigned long pushed;		/* used ring entries, all requests */
-} fk;
-
-static int fake_start(struct blk_backend *be)
+/*
+ * Every byte of every buffer must be guest RAM; the "disk" writes a READ
+ * buffer's first and last byte (ASan sees a pointer outside RAM; the
+ * whole 4 MiB of an aliased request would cost more than the rest of the
+ * run).
+ */
+static void check_buffers(const struct blk_io *io)
 {
-	unsigned int i;
-
-	/* as on a disk that takes O_DIRECT: misaligned buffers bounce */
-	be->direct = true;
-	be->lbs = 512;
-	for (i = 0; i < NQ; i++) {
-		fk.q[i].efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (fk.q[i].efd < 0)
-			abort();
-	}
-	return 0;
-}
-
-static bool in_flight(const struct fake_queue *q, const struct blk_io *io)
-{
-	unsigned int i;
-
-	for (i = 0; i < q->nprepared; i++)
-		if (q->prepared[i] == io)
-			return true;
-	for (i = 0; i < q->n; i++)
-		if (q->out[i] == io)
-			return true;
-	for (i = 0; i < q->ndone; i++)
-		if (q->done[i] == io)
-			return true;
-	return false;
-}
-
-static unsigned int fake_depth(const struct fake_queue *q)
-{
-	return q->nprepared + q->n + q->ndone;
-}
-
-static int fake_prep(struct blk_backend *be, unsigned int qi,
-		     struct blk_io *io)
-{
-	struct fake_queue *q = &fk.q[qi];
 	unsigned int j;
-	int ret;
 
-	if (qi >= NQ || fake_depth(q) == VIRTIO_BLK_QUEUE_SIZE)
-		abort();	/* a queue that is not there, or past its depth */
-	if (in_flight(q, io))
-		abort();	/* a slot reused while in flight */
-	if (io->op == BLK_IO_READ || io->op == BLK_IO_WRITE) {
-		ret = blk_backend__bounce(be, io);
-		if (ret)
-			return ret;
-		/*
-		 * Every byte of every buffer must be guest RAM; the "disk"
-		 * writes a READ buffer's first and last byte (ASan sees a
-		 * pointer outside RAM; the whole 4 MiB of an aliased request
-		 * would cost more than the rest of the run).
-		 */
-		for (j = 0; j < io->niov; j++) {
-			uint8_t *b = io->iov[j].iov_base;
-			size_t len = io->iov[j].iov_len;
+	for (j = 0; j < io->niov; j++) {
+		uint8_t *b = io->iov[j].iov_base;
+		size_t len = io->iov[j].iov_len;
 
-			if (b < ram || len > RAM_SIZE || b + len > ram + RAM_SIZE)
-				abort();
-			if (io->op == BLK_IO_READ && !io->bounce && len) {
-				b[0] = 0xab;
-				b[len - 1] = 0xab;
-			}
+		if (b < ram || len > RAM_SIZE || b + len > ram + RAM_SIZE)
+			abort();
+		if (io->op == BLK_IO_READ && !io->bounce && len) {
+			b[0] = 0xab;
+			b[len - 1] = 0xab;
 		}
 	}
-	q->prepared[q->nprepared++] = io;
-	fk.submitted++;
-	return 0;
 }
 
-static int fake_submit(struct blk_backend *be, unsigned int qi)
-{
-	struct fake_queue *q = &fk.q[qi];
-
-	if (fk.refuse_submit)
-		return q->nprepared ? -EAGAIN : 0;
-	memcpy(q->out + q->n, q->prepared, q->nprepared * sizeof(q->out[0]));
-	q->n += q->nprepared;
-	q->nprepared = 0;
-	return 0;
-}
-
-static unsigned int fake_reap(struct blk_backend *be, unsigned int qi)
-{
-	struct fake_queue *q = &fk.q[qi];
-	unsigned int i, n = q->ndone;
-
-	q->ndone = 0;
-	for (i = 0; i < n; i++) {
-		fk.completed++;
-		be->p.complete(be->p.opaque, qi, q->done[i], q->res[i]);
-	}
-	return n;
-}
-
-static int fake_event_fd(struct blk_backend *be, unsigned int qi)
-{
-	return fk.q[qi].efd;
-}
-
-/* Queue @qi's oldest request at the disk finishes; false when none. */
-static bool fake_finish_one(unsigned int qi, bool fail)
-{
-	struct fake_queue *q = &fk.q[qi];
-	struct blk_io *io;
-
-	if (!q->n)
-		return false;
-	io = q->out[0];
-	memmove(q->out, q->out + 1, --q->n * sizeof(q->out[0]));
+static const struct fake_disk_opts fuzz_disk = {
+	/* as on a disk that takes O_DIRECT: misaligned buffers bounce */
+	.direct = true,
+	.fill = -1,
+	.manual = true,
 	/*
 	 * A bounced READ over 64 KiB fails too: copying it back is the
 	 * simplest loop of the device, and at a page fault per 4 KiB of
 	 * fresh bounce buffer it took three quarters of the run.
 	 */
-	if (io->op == BLK_IO_READ && io->bounce && io->len > BIG_BOUNCE)
-		fail = true;
-	q->res[q->ndone] = fail ? -5 : (int64_t)io->len;
-	q->done[q->ndone++] = io;
-	return true;
-}
-
-/*
- * The device is being closed: what is still out ends now, as the kernel
- * would end it when the ring or the file is closed (stale by now).
- */
-static void fake_stop(struct blk_backend *be)
-{
-	unsigned int qi, i;
-
-	fk.refuse_submit = false;
-	for (qi = 0; qi < NQ; qi++) {
-		struct fake_queue *q = &fk.q[qi];
-
-		fake_submit(be, qi);
-		while (fake_finish_one(qi, false))
-			;
-		for (i = 0; i < q->ndone; i++) {
-			fk.completed++;
-			blk_backend__finish(be, q->done[i], -EIO, false);
-		}
-		q->ndone = 0;
-		close(q->efd);
-	}
-}
-
-static const struct blk_backend_ops fake_ops = {
-	.name = "fuzz",
-	.start = fake_start,
-	.prep = fake_prep,
-	.submit = fake_submit,
-	.reap = fake_reap,
-	.event_fd = fake_event_fd,
-	.stop = fake_stop,
+	.fail_bounce_over = BIG_BOUNCE,
+	.on_prep = check_buffers,
 };
+
+/* Keeps submissions back (-EAGAIN) while on. */
+static bool refuse_submit;
+/* Used ring entries the device pushed, all requests. */
+static unsigned long pushed;
 
 /* ---- the device, once for all inputs ---------------------------------- */
 
 static struct virtio_blk *blk;
 static struct virtio_dev *vdev;
 static struct virtio_mmio *mmio;
+static struct fake_disk *fk;
 
 static void device_create(void)
 {
 	struct virtio_blk_params p = {
 		.path = disk,
 		.nqueues = NQ,
-		.backend = &fake_ops,
+		.backend = &fake_disk_ops,
 		.quiet = true,
 		.manual = true,
 	};
 	char err[256];
 
-	memset(&fk, 0, sizeof(fk));
+	fake_disk__set(&fuzz_disk);
 	blk = virtio_blk__create(&p, err, sizeof(err));
 	if (!blk)
 		abort();
 	vdev = virtio_blk__dev(blk);
+	fk = fake_disk__of(virtio_blk__backend(blk));
+	refuse_submit = false;
 }
 
 /* The VMM exits: the device goes with whatever it has in flight. */
 static void device_destroy(void)
 {
+	/* the disk aborts on a request lost or finished twice */
 	virtio_blk__destroy(blk);
 	blk = NULL;
-	if (fk.completed != fk.submitted)
-		abort();	/* a request lost or completed twice */
+	fk = NULL;
 }
 
 /* ---- what the guest can see: the model the hooks keep ------------------ */
@@ -393,7 +261,7 @@ void __wrap_virtq__push(struct virtq *vq, uint16_t head, uint32_t len)
 		abort();	/* not what the guest sees */
 	m->out[head] = false;
 	m->nout--;
-	fk.pushed++;
+	pushed++;
 }
 
 static void note_avail_event(struct virtq *vq)
@@ -533,7 +401,8 @@ static void drain_and_check(size_t heap0)
 	uint16_t published[NQ];
 	unsigned int i, rounds;
 
-	fk.refuse_submit = false;
+	refuse_submit = false;
+	fake_disk__set_full(fk, false);
 	for (i = 0; i < NQ; i++) {
 		checkable[i] = queue_live(i);
 		if (checkable[i]) {
@@ -557,8 +426,9 @@ static void drain_and_check(size_t heap0)
 			abort();
 		busy = false;
 		for (i = 0; i < NQ; i++) {
-			bool woken = thread_woken(i) | fake_finish_one(i, false) ||
-				     fk.q[i].ndone;
+			bool woken = thread_woken(i) |
+				     fake_disk__finish_oldest(fk, i, false) ||
+				     fake_disk__unreaped(fk, i);
 			long timer = svc[i]->ops->sleep_us(svc[i]->opaque, i);
 
 			if (!woken && timer < 0)
@@ -572,7 +442,7 @@ static void drain_and_check(size_t heap0)
 		struct virtq *vq = &vdev->vqs[i];
 		uint16_t left;
 
-		if (fake_depth(&fk.q[i]))
+		if (fake_disk__held(fk, i))
 			abort();	/* left at the backend, never submitted */
 		if (!checkable[i] || !queue_live(i))
 			continue;
@@ -657,10 +527,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * keeps requests back; then the queue's thread
 			 * wakes and serves the queue.
 			 */
-			if (a[1] & 0x20)
-				fk.refuse_submit = !fk.refuse_submit;
+			if (a[1] & 0x20) {
+				refuse_submit = !refuse_submit;
+				fake_disk__set_full(fk, refuse_submit);
+			}
 			if (!(a[1] & 0x40))
-				fake_finish_one(a[1] % NQ, a[1] & 0x80);
+				fake_disk__finish_oldest(fk, a[1] % NQ,
+							 a[1] & 0x80);
 			thread_woken(a[1] % NQ);
 			virtio_blk__service(blk, a[1] % NQ, a[1] & 0x40);
 			break;
@@ -686,11 +559,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mmio = NULL;
 	if (virtio_blk__backend(blk)->bounce_bytes)
 		abort();	/* a bounce buffer never given back */
-	if (fk.completed != fk.submitted)
+	if (!fake_disk__idle(fk))
 		abort();	/* a request lost or completed twice */
 	/* what a seed reached (tests/fuzz/corpus-dev/make-seeds.py) */
 	if (getenv("FUZZ_BLK_DEV_VERBOSE"))
 		fprintf(stderr, "fuzz_virtio_blk_dev: %lu requests submitted, "
-			"%lu used entries\n", fk.submitted, fk.pushed);
+			"%lu used entries\n", fake_disk__requests(fk), pushed);
 	return 0;
 }

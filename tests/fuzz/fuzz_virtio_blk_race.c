@@ -43,6 +43,7 @@
 
 #include "devices/blk_backend.h"
 #include "devices/virtio_blk.h"
+#include "fake_disk.h"
 #include "virtio/mmio.h"
 
 #if defined(__has_feature)
@@ -53,7 +54,6 @@
 
 #define RAM_SIZE	(256u << 10)
 #define NQ		2
-#define QSZ		VIRTIO_BLK_QUEUE_SIZE
 #define MMIO_BASE	0xd0000000ULL
 #define RACER_MAX	15
 
@@ -137,30 +137,7 @@ static void set_irq(void *opaque, unsigned int gsi, int level)
 {
 }
 
-/* ---- the disk: its own thread, per device ---------------------------- */
-
-struct at_disk {
-	struct blk_io *io;
-	unsigned int q;
-};
-
-struct race_disk {
-	/* each queue owner's: prepared, not submitted */
-	struct blk_io *prepared[NQ][QSZ];
-	unsigned int nprepared[NQ];
-
-	pthread_mutex_t lock;
-	pthread_cond_t work;
-	struct at_disk queued[NQ * QSZ];
-	unsigned int nqueued;
-	struct blk_io *done[NQ][QSZ];
-	unsigned int ndone[NQ];
-	unsigned long submitted, reaped;
-	unsigned int delay_us;
-	bool full, stop;
-	int efd[NQ];
-	pthread_t thread;
-};
+/* ---- the disk: tests/common/fake_disk.c, on its own thread ----------- */
 
 static void sleep_us(unsigned int us)
 {
@@ -174,8 +151,6 @@ static void disk_io(struct blk_io *io)
 {
 	unsigned int i;
 
-	if (io->op != BLK_IO_READ && io->op != BLK_IO_WRITE)
-		return;
 	for (i = 0; i < io->niov; i++) {
 		uint8_t *b = io->iov[i].iov_base;
 		size_t len = io->iov[i].iov_len;
@@ -191,144 +166,11 @@ static void disk_io(struct blk_io *io)
 		memset(io->bounce, 0xcd, io->len < 4096 ? io->len : 4096);
 }
 
-static void *disk_thread(void *arg)
-{
-	struct race_disk *d = arg;
-
-	pthread_mutex_lock(&d->lock);
-	while (!d->stop) {
-		struct at_disk r;
-		unsigned int delay;
-
-		if (!d->nqueued) {
-			pthread_cond_wait(&d->work, &d->lock);
-			continue;
-		}
-		r = d->queued[0];
-		memmove(d->queued, d->queued + 1, --d->nqueued * sizeof(r));
-		delay = d->delay_us;
-		pthread_mutex_unlock(&d->lock);
-		if (delay)
-			sleep_us(delay);
-		disk_io(r.io);
-		pthread_mutex_lock(&d->lock);
-		d->done[r.q][d->ndone[r.q]++] = r.io;
-		eventfd_write(d->efd[r.q], 1);
-	}
-	pthread_mutex_unlock(&d->lock);
-	return NULL;
-}
-
-static int disk_start(struct blk_backend *be)
-{
-	struct race_disk *d = calloc(1, sizeof(*d));
-	unsigned int i;
-
-	if (!d)
-		return -ENOMEM;
-	be->priv = d;
-	be->direct = true;	/* misaligned buffers bounce */
-	be->lbs = 512;
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->work, NULL);
-	for (i = 0; i < NQ; i++) {
-		d->efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (d->efd[i] < 0)
-			abort();
-	}
-	return -pthread_create(&d->thread, NULL, disk_thread, d);
-}
-
-static int disk_prep(struct blk_backend *be, unsigned int q, struct blk_io *io)
-{
-	struct race_disk *d = be->priv;
-	int ret = 0;
-
-	if (q >= NQ)
-		abort();
-	if (io->op == BLK_IO_READ || io->op == BLK_IO_WRITE)
-		ret = blk_backend__bounce(be, io);
-	if (ret)
-		return ret;
-	/* the owner's list, but the fuzzer's thread looks at its length */
-	pthread_mutex_lock(&d->lock);
-	if (d->nprepared[q] == QSZ)
-		abort();
-	d->prepared[q][d->nprepared[q]++] = io;
-	pthread_mutex_unlock(&d->lock);
-	return 0;
-}
-
-static int disk_submit(struct blk_backend *be, unsigned int q)
-{
-	struct race_disk *d = be->priv;
-	unsigned int i, n;
-
-	pthread_mutex_lock(&d->lock);
-	n = d->ndone[q];
-	if (d->full && d->nprepared[q]) {
-		pthread_mutex_unlock(&d->lock);
-		return -EAGAIN;
-	}
-	for (i = 0; i < d->nqueued; i++)
-		n += d->queued[i].q == q;
-	if (n + d->nprepared[q] > QSZ)
-		abort();	/* more than a queue's depth out */
-	for (i = 0; i < d->nprepared[q]; i++)
-		d->queued[d->nqueued++] = (struct at_disk) {
-			d->prepared[q][i], q };
-	d->submitted += d->nprepared[q];
-	d->nprepared[q] = 0;
-	pthread_cond_signal(&d->work);
-	pthread_mutex_unlock(&d->lock);
-	return 0;
-}
-
-static unsigned int disk_reap(struct blk_backend *be, unsigned int q)
-{
-	struct race_disk *d = be->priv;
-	struct blk_io *done[QSZ];
-	unsigned int i, n;
-
-	pthread_mutex_lock(&d->lock);
-	n = d->ndone[q];
-	memcpy(done, d->done[q], n * sizeof(done[0]));
-	d->ndone[q] = 0;
-	d->reaped += n;
-	pthread_mutex_unlock(&d->lock);
-	for (i = 0; i < n; i++)
-		be->p.complete(be->p.opaque, q, done[i], (int64_t)done[i]->len);
-	return n;
-}
-
-static int disk_event_fd(struct blk_backend *be, unsigned int q)
-{
-	return ((struct race_disk *)be->priv)->efd[q];
-}
-
-static void disk_stop(struct blk_backend *be)
-{
-	struct race_disk *d = be->priv;
-	unsigned int i;
-
-	pthread_mutex_lock(&d->lock);
-	d->stop = true;
-	pthread_cond_signal(&d->work);
-	pthread_mutex_unlock(&d->lock);
-	pthread_join(d->thread, NULL);
-	for (i = 0; i < NQ; i++)
-		close(d->efd[i]);
-	free(d);
-}
-
-static const struct blk_backend_ops race_disk_ops = {
-	.name = "race",
-	.start = disk_start,
-	.prep = disk_prep,
-	.submit = disk_submit,
-	.reap = disk_reap,
-	.event_fd = disk_event_fd,
-	.stop = disk_stop,
+/* direct: misaligned buffers bounce */
+static const struct fake_disk_opts race_disk = {
+	.direct = true,
+	.fill = -1,
+	.on_io = disk_io,
 };
 
 /* ---- the devices: service=vcpu and service=iothread, each plain and moderated -- */
@@ -339,9 +181,9 @@ static const struct blk_backend_ops race_disk_ops = {
 
 static struct virtio_blk *blks[NDEV];
 
-static struct race_disk *disk_of(struct virtio_blk *blk)
+static struct fake_disk *disk_of(struct virtio_blk *blk)
 {
-	return virtio_blk__backend(blk)->priv;
+	return fake_disk__of(virtio_blk__backend(blk));
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -364,13 +206,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			.path = disk_path,
 			.nqueues = NQ,
 			.iothread = i & DEV_IOTHREAD,
-			.backend = &race_disk_ops,
+			.backend = &fake_disk_ops,
 			.index = i,
 			.quiet = true,
 			.irq_hold_us = moderated ? 300 : 0,
 			.poll_us = moderated ? 50 : 0,
 		};
 
+		fake_disk__set(&race_disk);
 		blks[i] = virtio_blk__create(&p, err, sizeof(err));
 		if (!blks[i])
 			abort();
@@ -423,19 +266,12 @@ static void write_reg(struct virtio_mmio *m, struct virtio_blk *blk,
 /* After the reset: everything that reached the disk came back. */
 static void wait_idle(struct virtio_blk *blk)
 {
-	struct race_disk *d = disk_of(blk);
 	unsigned int i;
 
+	/* the disk itself aborts on a request finished twice */
 	for (i = 0; i < 50000; i++) {
-		bool idle;
-
-		pthread_mutex_lock(&d->lock);
-		idle = d->reaped == d->submitted && !d->nqueued &&
-		       !d->nprepared[0] && !d->nprepared[1];
-		if (d->reaped > d->submitted)
-			abort();	/* reaped twice */
-		pthread_mutex_unlock(&d->lock);
-		if (idle && !virtio_blk__backend(blk)->bounce_bytes)
+		if (fake_disk__idle(disk_of(blk)) &&
+		    !virtio_blk__backend(blk)->bounce_bytes)
 			return;
 		sleep_us(100);
 	}
@@ -446,9 +282,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct virtq_mem mem = { .translate = translate };
 	struct virtio_blk *blk;
-	struct race_disk *d;
+	struct fake_disk *d;
 	struct virtio_mmio *m;
-	bool iothread;
+	bool iothread, full = false;
 	size_t i;
 
 	if (!size)
@@ -470,10 +306,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= 8 * racer.n;
 
 	memset(ram, 0, sizeof(ram));
-	pthread_mutex_lock(&d->lock);
-	d->delay_us = 0;
-	d->full = false;
-	pthread_mutex_unlock(&d->lock);
+	fake_disk__set_delay(d, 0);
+	fake_disk__set_full(d, false);
 	m = virtio_mmio__create(virtio_blk__dev(blk), &mem, MMIO_BASE, 16,
 				set_irq, NULL);
 	if (!m)
@@ -508,11 +342,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * submissions, bits 0-5 its delay (us); then the
 			 * threads run for off % 256 us.
 			 */
-			pthread_mutex_lock(&d->lock);
 			if (a[1] & 0x80)
-				d->full = !d->full;
-			d->delay_us = a[1] & 0x3f;
-			pthread_mutex_unlock(&d->lock);
+				full = !full;
+			fake_disk__set_full(d, full);
+			fake_disk__set_delay(d, a[1] & 0x3f);
 			sleep_us(off & 0xff);
 			break;
 		}
@@ -521,9 +354,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	atomic_store(&racer.run, false);
 	if (racer.n)
 		pthread_join(racer.thread, NULL);
-	pthread_mutex_lock(&d->lock);
-	d->full = false;
-	pthread_mutex_unlock(&d->lock);
+	fake_disk__set_full(d, false);
 	/*
 	 * The guest resets the device; what the reset gives up on
 	 * completes later, after the transport is gone (as at the VMM's
