@@ -16,7 +16,6 @@ Exit: 0 done, 77 skipped (reason printed), else failed.
 
 import argparse
 import os
-import shlex
 import sys
 import time
 
@@ -149,10 +148,8 @@ def run_all(args, work, meta):
             "cpus": args.cpus, "rounds": args.rounds}
     out = os.path.join(work, "cpus%d" % args.cpus)
     limit = args.rounds * len(VMMS) * 2 * (INIT_LIMIT + EXIT_LIMIT)
-    if native:
-        rc = rig.run_native(ENTRY, plan, out, limit)
-    else:
-        rc = rig.run(ENTRY, plan, out, img["KVER"], args.cpus, limit)
+    rc = rig.run_plan(args.host, ENTRY, plan, out, limit, img["KVER"],
+                      args.cpus)
     if rc:
         print("boot-time: the test host failed (status %d); its finished "
               "rounds count" % rc, flush=True)
@@ -161,13 +158,9 @@ def run_all(args, work, meta):
 
 def outside(argv):
     args = parse_args(argv)
-    cmd = shlex.join(["tests/bench/boot-time"] + argv)
-    if args.report_from:
-        works = [os.path.realpath(args.report_from)]
-        meta, ok = rig.load_meta(works, cmd), True
-    else:
-        works = [rig.workdir("boot-time")]
-        meta = {"command": cmd, "rounds": args.rounds, "cpus": args.cpus}
+
+    def fresh(work, meta):
+        meta.update({"rounds": args.rounds, "cpus": args.cpus})
         # by default native only where the others are (a gpin host: some
         # machines' /dev/kvm is a software one, hopeless for Linux); asked
         # for, native wherever /dev/kvm works - boot-time needs no gpin.ko
@@ -178,19 +171,15 @@ def outside(argv):
                 not problem.startswith("no /dev/gpin"):
             raise rig.Skip("--host native: " + problem)
         meta["host_kind"] = args.host
-        ok = run_all(args, works[0], meta)
-    records, ledger = rig.load_results(works, "boot-time.jsonl")
-    if not any(r.get("init_s") for r in records):
-        print("boot-time: no results (logs: %s)" % ", ".join(works))
-        return 1
-    # not at the top: the test host's half must not import matplotlib
-    from . import boottime_report
-    text = boottime_report.write(args.out, records, ledger, meta)
-    print()
-    print(text)
-    print("wrote %s/boot-time.{md,json,jsonl,png} (logs: %s)"
-          % (args.out, ", ".join(works)))
-    return 0 if ok else 1
+        return run_all(args, work, meta)
+
+    def report(out, records, ledger, meta):
+        # not at the top: the test host's half must not import matplotlib
+        from . import boottime_report
+        return boottime_report.write(out, records, ledger, meta)
+
+    return rig.drive("boot-time", args, argv, fresh,
+                     lambda r: r.get("init_s"), report)
 
 
 def main(argv=None):

@@ -35,7 +35,6 @@ Exit: 0 done, 77 skipped (reason printed), else failed.
 
 import argparse
 import os
-import shlex
 import sys
 
 from . import affinity, device, e2e_host, rig
@@ -272,12 +271,9 @@ def run_all(args, work, meta):
                 "device": args.device, "affinity": args.affinity,
                 "workloads": [w.key for w in args.workloads]}
         out = os.path.join(work, "cpus%d" % cpus)
-        if args.host == "native":
-            rc = rig.run_native(ENTRY, plan, out, rig_timeout(args))
-        else:
-            rc = rig.run(ENTRY, plan, out, img["KVER"], cpus,
-                         rig_timeout(args), insmod=ko,
-                         append=args.rig_append)
+        rc = rig.run_plan(args.host, ENTRY, plan, out, rig_timeout(args),
+                          img["KVER"], cpus, insmod=ko,
+                          append=args.rig_append)
         if rc:
             print("e2e: the run with %d vCPUs failed (status %d); its "
                   "finished rounds count" % (cpus, rc), flush=True)
@@ -287,37 +283,30 @@ def run_all(args, work, meta):
 
 def outside(argv):
     args = parse_args(argv)
-    command = shlex.join(["tests/bench/e2e"] + argv)
-    if args.report_from:
-        works = [os.path.realpath(w) for w in args.report_from]
-        meta, ok = rig.load_meta(works, command), True
-    else:
-        works = [rig.workdir("e2e")]
-        meta = {"command": command, "transport": args.transport,
-                "vmm_disk": args.vmm_disk,
-                "paging": paging(args.rig_append), "rounds": args.rounds,
-                "runtime": args.runtime, "ramp": args.ramp}
+
+    def fresh(work, meta):
+        meta.update({"transport": args.transport, "vmm_disk": args.vmm_disk,
+                     "paging": paging(args.rig_append),
+                     "rounds": args.rounds, "runtime": args.runtime,
+                     "ramp": args.ramp})
         args.host = rig.pick_host(args.host)
         check_device(args)
         meta["host_kind"] = args.host
         meta["backing"] = args.device or "null_blk"
         if args.host == "native":
             meta["paging"] = "this host's own paging (native)"
-        ok = run_all(args, works[0], meta)
-    records, ledger = rig.load_results(works, "e2e.jsonl")
-    if not any(r.get("kind") == "job" for r in records):
-        print("e2e: no results (logs: %s)" % ", ".join(works))
-        return 1
-    # not at the top: the test host's half must not import matplotlib
-    # (over 9p under TCG that takes minutes, a font cache built each time)
-    from . import e2e_report
-    text = e2e_report.write(args.out, records, ledger, meta,
-                            png=not args.no_plot)
-    print()
-    print(text)
-    print("wrote %s/e2e.{md,json,jsonl,png} (logs: %s)"
-          % (args.out, ", ".join(works)))
-    return 0 if ok else 1
+        return run_all(args, work, meta)
+
+    def report(out, records, ledger, meta):
+        # not at the top: the test host's half must not import matplotlib
+        # (over 9p under TCG that takes minutes, a font cache built each
+        # time)
+        from . import e2e_report
+        return e2e_report.write(out, records, ledger, meta,
+                                png=not args.no_plot)
+
+    return rig.drive("e2e", args, argv, fresh,
+                     lambda r: r.get("kind") == "job", report)
 
 
 ENTRY = os.path.join(rig.TOP, "tests", "bench", "e2e")

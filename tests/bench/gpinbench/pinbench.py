@@ -20,7 +20,6 @@ Exit: 0 done, 77 skipped (reason printed), else failed.
 import argparse
 import json
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -175,12 +174,9 @@ def run_all(args, work, meta):
                 "duration": args.duration, "modes": args.modes,
                 "bench_args": args.bench_args}
         out = os.path.join(work, "cpus%d" % cpus)
-        if native:
-            rc = rig.run_native(ENTRY, plan, out, args.rounds * per_round)
-        else:
-            rc = rig.run(ENTRY, plan, out, kver, cpus,
-                         args.rounds * per_round, insmod=ko,
-                         append=args.rig_append)
+        rc = rig.run_plan(args.host, ENTRY, plan, out,
+                          args.rounds * per_round, kver, cpus, insmod=ko,
+                          append=args.rig_append)
         if rc:
             print("pin-bench: the test host with %d CPUs failed (status %d);"
                   " its finished rounds count" % (cpus, rc), flush=True)
@@ -190,30 +186,21 @@ def run_all(args, work, meta):
 
 def outside(argv):
     args = parse_args(argv)
-    command = shlex.join(["tests/bench/pin-bench"] + argv)
-    if args.report_from:
-        works = [os.path.realpath(w) for w in args.report_from]
-        meta, ok = rig.load_meta(works, command), True
-    else:
-        works = [rig.workdir("pin-bench")]
-        meta = {"command": command, "rounds": args.rounds,
-                "duration": args.duration,
-                "bench_args": " ".join(args.bench_args)}
+
+    def fresh(work, meta):
+        meta.update({"rounds": args.rounds, "duration": args.duration,
+                     "bench_args": " ".join(args.bench_args)})
         args.host = rig.pick_host(args.host)
         meta["host_kind"] = args.host
-        ok = run_all(args, works[0], meta)
-    records, ledger = rig.load_results(works, "pin-bench.jsonl")
-    if not any(r.get("kind") == "cell" for r in records):
-        print("pin-bench: no results (logs: %s)" % ", ".join(works))
-        return 1
-    # not at the top: the test host's half must not import matplotlib
-    from . import pinbench_report
-    text = pinbench_report.write(args.out, records, ledger, meta)
-    print()
-    print(text)
-    print("wrote %s/pin-bench.{md,json,jsonl,png} (logs: %s)"
-          % (args.out, ", ".join(works)))
-    return 0 if ok else 1
+        return run_all(args, work, meta)
+
+    def report(out, records, ledger, meta):
+        # not at the top: the test host's half must not import matplotlib
+        from . import pinbench_report
+        return pinbench_report.write(out, records, ledger, meta)
+
+    return rig.drive("pin-bench", args, argv, fresh,
+                     lambda r: r.get("kind") == "cell", report)
 
 
 def main(argv=None):

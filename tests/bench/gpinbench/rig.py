@@ -274,6 +274,45 @@ def run_native(entry, plan, out, timeout):
         return 124
 
 
+def run_plan(host, entry, plan, out, timeout, kver=None, cpus=None,
+             insmod=None, append=""):
+    """ENTRY's half of a run on HOST ("native": here; else a test host
+    with CPUS CPUs and kernel KVER).  Returns its status."""
+    if host == "native":
+        return run_native(entry, plan, out, timeout)
+    return run(entry, plan, out, kver, cpus, timeout, insmod=insmod,
+               append=append)
+
+
+def drive(bench, args, argv, fresh, has_result, report):
+    """The CI host's half every benchmark shares.  With --report-from,
+    only the report of earlier runs (their meta.json); else a new work
+    directory and FRESH(work, meta) -> whether every run finished, which
+    fills in META.  Then the raw results of all the work directories
+    (BENCH.jsonl), at least one record HAS_RESULT, and REPORT(out, records, ledger, meta)
+    -> the report's text, printed.  Returns the exit status."""
+    command = shlex.join(["tests/bench/" + bench] + argv)
+    if args.report_from:
+        froms = args.report_from if isinstance(args.report_from, list) \
+            else [args.report_from]
+        works = [os.path.realpath(w) for w in froms]
+        meta, ok = load_meta(works, command), True
+    else:
+        works = [workdir(bench)]
+        meta = {"command": command}
+        ok = fresh(works[0], meta)
+    records, ledger = load_results(works, bench + ".jsonl")
+    if not any(has_result(r) for r in records):
+        print("%s: no results (logs: %s)" % (bench, ", ".join(works)))
+        return 1
+    text = report(args.out, records, ledger, meta)
+    print()
+    print(text)
+    print("wrote %s/%s.{md,json,jsonl,png} (logs: %s)"
+          % (args.out, bench, ", ".join(works)))
+    return 0 if ok else 1
+
+
 def read_plan(path):
     with open(path) as f:
         return json.load(f)
