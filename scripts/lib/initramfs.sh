@@ -5,6 +5,9 @@
 # busybox initramfs from a kernel extracted by scripts/kernel-pkg.  Sourced,
 # not run.  Every function takes the staging root as its first argument.
 
+# The project's Python library (tests/lib): ldd's output is read there.
+IRD_PYLIB=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib" && pwd)
+
 # Staging tree with busybox as the only userland.  dev/console must exist in
 # the archive itself: the kernel opens it for init's stdio before /init runs,
 # and it does not auto-mount devtmpfs when the root is an initramfs.
@@ -77,8 +80,7 @@ ird_add_binaries() {
 	for f in "$@"; do
 		mkdir -p "$root$(dirname "$f")"
 		cp -L "$f" "$root$f"
-		for lib in $(ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
-					    $1 ~ /^\// { print $1 }'); do
+		for lib in $(PYTHONPATH="$IRD_PYLIB" python3 -m gpintest.ldd "$f"); do
 			[[ -e $root$lib ]] && continue
 			mkdir -p "$root$(dirname "$lib")"
 			cp -L "$lib" "$root$lib"

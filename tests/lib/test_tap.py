@@ -40,5 +40,26 @@ class FailureReports(unittest.TestCase):
         self.assertEqual(f.reports[1], ["not ok 1 - c"])
 
 
+class MergeAfterRerun(unittest.TestCase):
+    def test_the_first_runs_results_stand(self):
+        lines = ["1..3\n", "ok 1 - a\n", "# rig: running COMMAND again\n",
+                 "1..3\n", "ok 1 - a\n", "not ok 2 - b\n", "ok 3 - c\n"]
+        self.assertEqual(list(tap.merge_after_rerun(lines)),
+                         ["1..3\n", "ok 1 - a\n",
+                          "# rig: running COMMAND again\n",
+                          "not ok 2 - b\n", "ok 3 - c\n"])
+
+    def test_a_trailing_plan_comes_from_the_rerun(self):
+        lines = ["ok 1 - a\n", "# rig: running COMMAND again\n",
+                 "ok 1 - a\n", "ok 2 - b\n", "1..2\n"]
+        self.assertEqual(list(tap.merge_after_rerun(lines)),
+                         ["ok 1 - a\n", "# rig: running COMMAND again\n",
+                          "ok 2 - b\n", "1..2\n"])
+
+    def test_no_rerun_passes_everything(self):
+        lines = ["1..2\n", "ok 1\n", "# note\n", "ok 1 again\n"]
+        self.assertEqual(list(tap.merge_after_rerun(lines)), lines)
+
+
 if __name__ == "__main__":
     unittest.main()

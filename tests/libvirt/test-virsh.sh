@@ -108,52 +108,6 @@ check() {
 
 # ---- libvirt with the ch driver, built once per source version ----
 
-# deb-src entries mirroring the system's own deb entries for this release.
-have_src() {	# another apt running may make a look-up fail for a moment
-	local try
-	for try in 1 2 3 4 5; do
-		apt-cache showsrc libvirt 2>/dev/null | grep '^Version:' >/dev/null && return 0
-		sleep "$try"
-	done
-	return 1
-}
-
-ensure_deb_src() {
-	local codename list=/etc/apt/sources.list.d/gpin-deb-src.sources
-	have_src && return 0
-	codename=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)
-	[[ -n $codename ]] || return 1
-	{
-		# deb822 files: every stanza of type deb for this release.
-		awk -v rel="$codename" '
-			BEGIN { RS = ""; ORS = "\n\n" }
-			/(^|\n)Types:[^\n]*deb/ && $0 ~ ("Suites:[^\n]*" rel "([ \n]|$)") &&
-			$0 !~ ("Suites:[^\n]*" rel "-security") {
-				sub(/Types:[^\n]*/, "Types: deb-src"); print
-			}' /etc/apt/sources.list.d/*.sources 2>/dev/null
-		# one-line sources.list entries
-		if [[ -f /etc/apt/sources.list ]]; then
-			awk -v rel="$codename" '$1 == "deb" && $3 == rel {
-				print "Types: deb-src\nURIs: " $2 "\nSuites: " $3 \
-				      "\nComponents: " $4 "\n" }' /etc/apt/sources.list
-		fi
-	} >"$list"
-	[[ -s $list ]] || { rm -f "$list"; return 1; }
-	# Another apt may hold the lists' lock for a while.
-	local try
-	for try in 1 2 3 4 5 6; do
-		apt-get -qq update >/dev/null 2>&1 && break
-		sleep $((try * 5))
-	done
-	have_src
-}
-
-source_version() {
-	have_src || return 0
-	apt-cache showsrc libvirt 2>/dev/null | sed -n 's/^Version: //p' |
-		sort -V | tail -n 1
-}
-
 build_libvirt() {
 	local ver=$1 dir=$CACHE/$1
 	local src build=$dir/build prefix=$dir/prefix
@@ -257,9 +211,9 @@ libvirt_ready() {
 	if exec 9>"$CACHE/.lock"; then
 		flock 9	# one build, one private daemon at a time
 	fi 2>/dev/null
-	ensure_deb_src || skip "no deb-src entry for libvirt could be set up"
-	ver=$(source_version)
-	[[ -n $ver ]] || skip "apt knows no libvirt source package"
+	# the newest source apt knows, deb-src entries added if need be
+	ver=$(PYTHONPATH="$TOP/tests/lib" python3 -m gpintest.aptsrc version libvirt) ||
+		skip "no libvirt source package: apt knows none, and no deb-src entry could be set up"
 	build_libvirt "$ver" ||
 		bail_out "building libvirt $ver with the ch driver failed (see $CACHE/$ver/build.log)"
 	LIBVIRT_VER=$ver

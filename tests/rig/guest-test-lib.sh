@@ -93,6 +93,15 @@ boot_until_alive() {
 
 n=0 failed=0
 
+# The status case $1 finished with, from ledger $2 ("NAME STATUS" lines);
+# nothing when it did not finish.
+ledger_status() {
+	local name status
+	while read -r name status; do
+		[[ $name == "$1" ]] && { echo "$status"; return; }
+	done <"$2"
+}
+
 # Runs case_NAME for each NAME and prints one TAP line each.  Each result
 # is kept in $RIG_OUT/cases.done: when the rig runs the script again after
 # the test host crashed (RIG_RUN > 1), cases that finished keep their
@@ -106,7 +115,7 @@ run_cases() {
 	fi
 	echo "1..$#"
 	for c in "$@"; do
-		rc=$(awk -v c="$c" '$1 == c { print $2 }' "$done")
+		rc=$(ledger_status "$c" "$done")
 		if [[ -n $rc ]]; then
 			echo "# $c: finished before the test host crashed (status $rc)"
 		else
@@ -162,24 +171,9 @@ guest_test_main() {
 	return "${PIPESTATUS[0]}"
 }
 
-# Passes TAP through.  After the rig's "# rig: running COMMAND again" (the
-# test host died outside gpin.ko), the cases the first run finished keep
-# their results and the second run supplies the rest: the results it
-# repeats are dropped, and so is its plan when the first run printed one
-# (a trailing plan, as hostdirect's, comes only from the second run).
+# Passes TAP through, merging a rerun's (gpintest/tap.py: after the
+# rig's "# rig: running COMMAND again", the cases the first run finished
+# keep their results).
 tap_after_rerun() {
-	awk '
-	/^# rig: running COMMAND again/ { again = 1 }
-	/^1\.\.[0-9]+/ {
-		if (again && planned)
-			next
-		planned = 1
-	}
-	/^(not )?ok [0-9]+/ {
-		num = $0; sub(/^(not )?ok /, "", num); num += 0
-		if (again && num <= last)
-			next
-		last = num
-	}
-	{ print; fflush() }'
+	PYTHONPATH="$TOP/tests/lib" python3 -m gpintest.tap merge
 }

@@ -209,12 +209,7 @@ exit 5"
 # How often the guest's interrupt $2 fired, from the "GUEST irq:" copy of
 # its /proc/interrupts in log $1: the per-CPU counts after "NN:".
 irq_count() {
-	tr -d '\r' <"$1" | awk -v name="$2" '
-		$1 == "GUEST" && $2 == "irq:" && $NF == name {
-			for (i = 4; i <= NF && $i ~ /^[0-9]+$/; i++)
-				n += $i
-		}
-		END { print n + 0 }'
+	PYTHONPATH="$TOP/tests/lib" python3 -m gpintest.guestirqs "$1" "$2"
 }
 
 # fio verify on a virtio-pci disk ($1: extra --disk options), then the

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""What a failed TAP test said about itself.
+"""TAP as the rig's tests print it: what a failed case said about itself,
+and one test's output over a rerun of its test host.
 
 COMMAND's output streams to the rig's stdout, which meson keeps in its
 test log; CI shows only a failed test's stderr.  The rig picks each "not
@@ -11,6 +12,7 @@ fails, so that the reason reaches whoever reads CI's output.
 
 import collections
 import re
+import sys
 
 _RESULT = re.compile(r"^(not )?ok\b")
 # Comment lines kept per failed case, and failed cases kept: enough for a
@@ -39,3 +41,48 @@ class FailureReports:
     def lines(self):
         """All reports, one after the other."""
         return [line for report in self.reports for line in report]
+
+
+RERUN = "# rig: running COMMAND again"
+_PLAN = re.compile(r"^1\.\.\d+")
+_NUMBER = re.compile(r"^(?:not )?ok (\d+)")
+
+
+def merge_after_rerun(lines):
+    """Passes TAP lines through.  After the rig's RERUN line (the test host
+    died outside gpin.ko and COMMAND runs again), the cases the first run
+    finished keep their results and the second run supplies the rest: the
+    results it repeats are dropped, and so is its plan when the first run
+    printed one (a trailing plan comes only from the second run)."""
+    again = planned = False
+    last = 0
+    for line in lines:
+        if line.startswith(RERUN):
+            again = True
+        if _PLAN.match(line):
+            if again and planned:
+                continue
+            planned = True
+        m = _NUMBER.match(line)
+        if m:
+            if again and int(m.group(1)) <= last:
+                continue
+            last = int(m.group(1))
+        yield line
+
+
+def main(argv=None):
+    """python3 -m gpintest.tap merge: merge_after_rerun() from stdin to
+    stdout, a line at a time (the rig's output streams through it)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv != ["merge"]:
+        print("usage: python3 -m gpintest.tap merge", file=sys.stderr)
+        return 2
+    for line in merge_after_rerun(iter(sys.stdin.readline, "")):
+        sys.stdout.write(line)
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
