@@ -40,6 +40,20 @@ class FailureReports(unittest.TestCase):
         self.assertEqual(f.reports[1], ["not ok 1 - c"])
 
 
+class Writer(unittest.TestCase):
+    def test_results_and_plan(self):
+        import io
+        out = io.StringIO()
+        w = tap.Writer(out)
+        self.assertTrue(w.result("a"))
+        self.assertFalse(w.result("b", "it broke", ["line 1"]))
+        w.passed_through("ok 3 - c, from elsewhere")
+        w.passed_through("# a comment")
+        self.assertEqual(w.plan(), 1)
+        self.assertEqual(out.getvalue(), "ok 1 - a\nnot ok 2 - b\n"
+                         "# it broke\n# line 1\n1..3\n")
+
+
 class MergeAfterRerun(unittest.TestCase):
     def test_the_first_runs_results_stand(self):
         lines = ["1..3\n", "ok 1 - a\n", "# rig: running COMMAND again\n",

@@ -43,6 +43,43 @@ class FailureReports:
         return [line for report in self.reports for line in report]
 
 
+class Writer:
+    """TAP for a test written in Python: numbered results, a problem and
+    its diagnosis as comments, the plan at the end (plan())."""
+
+    def __init__(self, out=None):
+        self.out = out or sys.stdout
+        self.n = 0
+        self.failed = 0
+
+    def result(self, name, problem=None, detail=()):
+        """Ok when PROBLEM is empty; returns whether it was."""
+        self.n += 1
+        if problem:
+            self.failed += 1
+            lines = ["not ok %d - %s" % (self.n, name), "# " + problem]
+            lines += ["# " + d for d in detail]
+        else:
+            lines = ["ok %d - %s" % (self.n, name)]
+        self.out.write("".join(line + "\n" for line in lines))
+        self.out.flush()
+        return not problem
+
+    def passed_through(self, line):
+        """Counts a result line another program printed (and we passed
+        on), so that the plan covers it."""
+        m = _NUMBER.match(line)
+        if m:
+            self.n += 1
+            self.failed += line.startswith("not ok")
+
+    def plan(self):
+        """The trailing plan; the exit status the results make."""
+        self.out.write("1..%d\n" % self.n)
+        self.out.flush()
+        return 1 if self.failed else 0
+
+
 RERUN = "# rig: running COMMAND again"
 _PLAN = re.compile(r"^1\.\.\d+")
 _NUMBER = re.compile(r"^(?:not )?ok (\d+)")
