@@ -45,20 +45,19 @@ if [ $# -ne 2 ]; then
 fi
 vmm=$1
 dir=$2
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh"
 
 twins=''
 [ -n "${GPIN_TWINS:-}" ] && twins="; its twin in the test host runs instead: $GPIN_TWINS"
 if [ ! -c /dev/kvm ]; then
-	echo "1..0 # SKIP /dev/kvm is missing$twins"
-	exit 0
+	tap_skip_all "/dev/kvm is missing$twins"
 fi
 if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
-	echo "1..0 # SKIP /dev/kvm is not readable and writable by $(id -un)$twins"
-	exit 0
+	tap_skip_all "/dev/kvm is not readable and writable by $(id -un)$twins"
 fi
 if [ ! -x "$vmm" ]; then
-	echo "Bail out! $vmm is not an executable"
-	exit 1
+	tap_bail_out "$vmm is not an executable"
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpin-hostdirect.XXXXXX") || exit 1
@@ -66,8 +65,6 @@ echo "transport = mmio" >"$tmp/vmm.conf"
 export GPIN_VMM_CONF=$tmp/vmm.conf
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-failed=0
 out=$tmp/stdout
 err=$tmp/stderr
 
@@ -77,23 +74,11 @@ vmm_run() {
 	status=$?
 }
 
-# Show what the VMM printed, as TAP diagnostics.
-diag_output() {
-	sed -n '1,20s/^/# stdout: /p' "$out"
-	sed -n '1,10s/^/# stderr: /p' "$err"
-}
-
-# result NAME PROBLEM: PROBLEM empty = pass.
+# result NAME PROBLEM: PROBLEM empty = pass; a failure shows what the
+# VMM printed.
 result() {
-	n=$((n + 1))
-	if [ -z "$2" ]; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		echo "# $2"
-		diag_output
-		failed=$((failed + 1))
-	fi
+	tap_result "$1" "$2" "$(sed -n '1,20s/^/stdout: /p' "$out")" \
+		"$(sed -n '1,10s/^/stderr: /p' "$err")"
 }
 
 # expect NAME STATUS STDOUT-SUBSTRING [FORBIDDEN-SUBSTRING] -- VMM-ARGS...
@@ -232,8 +217,7 @@ counters_over_api() {
 	local want='^\{"blk0-q0":\{"requests":5,"bytes":1024,"errors":2(,"interrupts":[0-9]+,"holds":[0-9]+)?\}\}$'
 	local problem='' pid body i
 	if ! command -v curl >/dev/null; then
-		n=$((n + 1))
-		echo "ok $n - $name # SKIP no curl"
+		tap_ok "$name" "SKIP no curl"
 		return
 	fi
 	"$vmm" --test-exit-port --api-socket "path=$tmp/api.sock" \
@@ -399,9 +383,4 @@ else
 		--kernel "$dir/virtio.bzImage" --disk "$tmp/disk,pin=fast"
 fi
 
-echo "1..$n"
-if [ "$failed" -ne 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+tap_done

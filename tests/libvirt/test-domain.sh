@@ -13,16 +13,10 @@ PAYLOADS=${2:?}
 EXAMPLE=${3:?}
 readonly VMM PAYLOADS EXAMPLE
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-	shift
-	printf '#   %s\n' "$@"
-}
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh"
 expect() {	# DESCRIPTION HAYSTACK NEEDLE
-	if [[ $2 == *"$3"* ]]; then ok "$1"; else not_ok "$1" "wanted: $3" "got: $2"; fi
+	if [[ $2 == *"$3"* ]]; then tap_ok "$1"; else tap_not_ok "$1" "wanted: $3" "got: $2"; fi
 }
 
 # O_DIRECT needs a real filesystem (not tmpfs): keep images off /tmp
@@ -54,12 +48,10 @@ adapt() {	# KERNEL OUT
 
 # Skips are TAP skip plans with status 0 (Meson's TAP skip).
 if ! [[ -r /dev/kvm && -w /dev/kvm ]]; then
-	echo "1..0 # SKIP no usable /dev/kvm${GPIN_TWINS:+; its twin in the test host runs instead: $GPIN_TWINS}"
-	exit 0
+	tap_skip_all "no usable /dev/kvm${GPIN_TWINS:+; its twin in the test host runs instead: $GPIN_TWINS}"
 fi
 if ! [[ -r ${GPIN_DOMAIN_SCHEMA:-/usr/share/libvirt/schemas/domain.rng} ]]; then
-	echo "1..0 # SKIP libvirt's schema is not installed (Debian: libvirt0)"
-	exit 0
+	tap_skip_all "libvirt's schema is not installed (Debian: libvirt0)"
 fi
 
 if command -v virt-xml-validate >/dev/null; then
@@ -82,7 +74,7 @@ sed -i '/<console type=/,/<\/console>/d' "$DIR/hello.xml"
 out=$(timeout 60 "$VMM" --domain "$DIR/hello.xml" </dev/null 2>&1)
 rc=$?
 expect "--domain boots the hello payload (4 vCPUs, 2 disks, locked RAM)" "$out" "hello from gpin payload"
-if ((rc == 0)); then ok "exit status 0"; else not_ok "exit status 0" "rc=$rc" "$out"; fi
+if ((rc == 0)); then tap_ok "exit status 0"; else tap_not_ok "exit status 0" "rc=$rc" "$out"; fi
 
 # A PTY console, read from outside while the guest waits; SIGTERM ends it.
 adapt waiter "$DIR/waiter.xml"
@@ -96,7 +88,7 @@ kill -TERM "$PID"
 wait "$PID"
 rc=$?
 PID=''
-if ((rc == 143)); then ok "SIGTERM ends it (143)"; else not_ok "SIGTERM ends it (143)" "rc=$rc"; fi
+if ((rc == 143)); then tap_ok "SIGTERM ends it (143)"; else tap_not_ok "SIGTERM ends it (143)" "rc=$rc"; fi
 
 # Rejections: exit 2 and one line naming the problem.
 reject() {	# DESCRIPTION SED-EXPRESSION NEEDLE
@@ -105,9 +97,9 @@ reject() {	# DESCRIPTION SED-EXPRESSION NEEDLE
 	out=$("$VMM" --domain "$DIR/bad.xml" --print-config 2>&1)
 	rc=$?
 	if ((rc == 2)) && [[ $out == *"$3"* ]] && (($(wc -l <<<"$out") == 1)); then
-		ok "$1"
+		tap_ok "$1"
 	else
-		not_ok "$1" "rc=$rc" "$out"
+		tap_not_ok "$1" "rc=$rc" "$out"
 	fi
 }
 reject "unsupported element" "s|<devices>|<devices><sound model='ich9'/>|" "<devices><sound> is not supported"
@@ -115,5 +107,4 @@ reject "schema-invalid" "s|<vcpu placement='static'>4</vcpu>|<vcpu>four</vcpu>|"
 reject "missing disk image" "s|$DIR/root.img|$DIR/none.img|" "none.img: No such file"
 reject "not XML" "s|</domain>||" "bad.xml"
 
-echo "1..$n"
-((failed == 0))
+tap_done

@@ -52,31 +52,8 @@ readonly LIBVIRT_BUILD_PKGS=(dpkg-dev meson ninja-build gcc pkg-config
 	libyajl-dev libjson-c-dev libtirpc-dev xsltproc python3-docutils
 	curl util-linux)
 
-skip() {
-	echo "1..0 # SKIP $*"
-	exit 0
-}
-
-bail_out() {
-	echo "Bail out! $*"
-	exit 1
-}
-
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	# every line of every detail a TAP comment (CRs from a tty dropped)
-	(($#)) && printf '%s\n' "$@" | tr -d '\r' | sed 's/^/#   /'
-	return 0
-}
+# shellcheck source=tests/lib/tap.sh
+. "$TOP/tests/lib/tap.sh"
 # Prints what `virsh console` shows until a line with PATTERN has come or
 # SECONDS have passed, then ends the console (SIGTERM to script(1), ours).
 console_until() {
@@ -100,9 +77,9 @@ check() {
 	local what=$1 out
 	shift
 	if out=$("$@" 2>&1); then
-		ok "$what"
+		tap_ok "$what"
 	else
-		not_ok "$what" "$out"
+		tap_not_ok "$what" "$out"
 	fi
 }
 
@@ -190,9 +167,9 @@ check_pin() {	# PIN
 	out=$(vm_counters)
 	if [[ $1 == kernel && $out == *'"blk0-q0"'* && $out != *$want* ]] ||
 	   [[ $1 != kernel && $out == *$want* ]]; then
-		ok "pin=$1 from /etc/gpin/vmm.conf: vm.counters shows it"
+		tap_ok "pin=$1 from /etc/gpin/vmm.conf: vm.counters shows it"
 	else
-		not_ok "pin=$1 from /etc/gpin/vmm.conf: vm.counters shows it" "$out"
+		tap_not_ok "pin=$1 from /etc/gpin/vmm.conf: vm.counters shows it" "$out"
 	fi
 }
 
@@ -213,9 +190,9 @@ libvirt_ready() {
 	fi 2>/dev/null
 	# the newest source apt knows, deb-src entries added if need be
 	ver=$(PYTHONPATH="$TOP/tests/lib" python3 -m gpintest.aptsrc version libvirt) ||
-		skip "no libvirt source package: apt knows none, and no deb-src entry could be set up"
+		tap_skip_all "no libvirt source package: apt knows none, and no deb-src entry could be set up"
 	build_libvirt "$ver" ||
-		bail_out "building libvirt $ver with the ch driver failed (see $CACHE/$ver/build.log)"
+		tap_bail_out "building libvirt $ver with the ch driver failed (see $CACHE/$ver/build.log)"
 	LIBVIRT_VER=$ver
 }
 
@@ -229,7 +206,7 @@ writable_prefix() {
 		mkdir -p "$RUN/prefix-$d"
 		cp -a "$prefix/$d/." "$RUN/prefix-$d/"
 		mount --bind "$RUN/prefix-$d" "$prefix/$d" ||
-			bail_out "cannot make $prefix/$d writable"
+			tap_bail_out "cannot make $prefix/$d writable"
 		MOUNTS+=("$prefix/$d")
 	done
 	echo "# read-only prefix: etc/ and var/ are writable copies in $RUN"
@@ -241,11 +218,11 @@ main() {
 		libvirt_ready
 		exit
 	fi
-	((EUID == 0)) || skip "needs root (virtchd runs privileged)"
+	((EUID == 0)) || tap_skip_all "needs root (virtchd runs privileged)"
 	[[ -r /dev/kvm && -w /dev/kvm ]] ||
-		skip "no usable /dev/kvm${GPIN_TWINS:+; its twin in the test host runs instead: $GPIN_TWINS}"
-	[[ -f $PAYLOADS/waiter.bzImage ]] || skip "no waiter payload in $PAYLOADS"
-	command -v apt-get >/dev/null || skip "not a Debian system (apt-get)"
+		tap_skip_all "no usable /dev/kvm${GPIN_TWINS:+; its twin in the test host runs instead: $GPIN_TWINS}"
+	[[ -f $PAYLOADS/waiter.bzImage ]] || tap_skip_all "no waiter payload in $PAYLOADS"
+	command -v apt-get >/dev/null || tap_skip_all "not a Debian system (apt-get)"
 
 	libvirt_ready
 	local ver=$LIBVIRT_VER prefix=$CACHE/$LIBVIRT_VER/prefix
@@ -256,14 +233,14 @@ main() {
 	mkdir -p "$RUN/bin" "$RUN/sock" "$RUN/etc"
 	ln -s "$GPIN_VMM" "$RUN/bin/cloud-hypervisor"
 	# /etc for virtchd's namespace: this one's, and gpin-vmm's defaults.
-	cp -a /etc/. "$RUN/etc/" || bail_out "cannot copy /etc to $RUN/etc"
+	cp -a /etc/. "$RUN/etc/" || tap_bail_out "cannot copy /etc to $RUN/etc"
 	mkdir -p "$RUN/etc/gpin"
 	local pin=kernel
 	[[ -c /dev/gpin ]] && pin=fast
 	set_host_pin "$pin"
 	# O_DIRECT wants a real filesystem (kvm-twin's ext4, not /tmp).
 	DISK=$(mktemp "${GPIN_TEST_DISKDIR:-/var/tmp}/gpin-virsh.XXXXXX") ||
-		bail_out "no disk image"
+		tap_bail_out "no disk image"
 	truncate -s 1M "$DISK"
 	SOCK=$prefix/var/run/libvirt/ch/$NAME-socket
 	export PATH=$RUN/bin:$prefix/bin:$prefix/sbin:$PATH
@@ -286,15 +263,15 @@ main() {
 		virtchd -f "$RUN/virtchd.conf" >"$RUN/virtchd.out" 2>&1 &
 	DAEMON_PID=$!
 	wait_for 20 test -S "$RUN/sock/virtchd-sock" ||
-		bail_out "virtchd did not start: $(tail -n 3 "$RUN/virtchd.out" "$RUN/virtchd.log" 2>/dev/null | tr '\n' ' ')"
+		tap_bail_out "virtchd did not start: $(tail -n 3 "$RUN/virtchd.out" "$RUN/virtchd.log" 2>/dev/null | tr '\n' ' ')"
 
 	echo "# libvirt $ver with the ch driver; gpin-vmm as cloud-hypervisor"
 	local out
 	out=$(virsh_ version 2>&1)
 	if [[ $out == *"hypervisor: CH 32.0.0"* ]]; then
-		ok "virsh version: the ch driver parsed gpin-vmm --version"
+		tap_ok "virsh version: the ch driver parsed gpin-vmm --version"
 	else
-		not_ok "virsh version: the ch driver parsed gpin-vmm --version" "$out"
+		tap_not_ok "virsh version: the ch driver parsed gpin-vmm --version" "$out"
 	fi
 
 	cat >"$RUN/$NAME.xml" <<-XML
@@ -331,9 +308,9 @@ main() {
 	# its own, where (chrooted, in the test host) the path reads
 	# differently
 	if [[ $pid =~ ^[0-9]+$ ]] && [[ /proc/$pid/exe -ef $GPIN_VMM ]]; then
-		ok "dominfo Id is the gpin-vmm process ($pid)"
+		tap_ok "dominfo Id is the gpin-vmm process ($pid)"
 	else
-		not_ok "dominfo Id is the gpin-vmm process" "Id '$pid'" \
+		tap_not_ok "dominfo Id is the gpin-vmm process" "Id '$pid'" \
 			"exe '$(readlink "/proc/$pid/exe" 2>&1)', want '$GPIN_VMM'"
 	fi
 	check "dominfo: running, 2 CPUs, 131072 KiB" bash -c "
@@ -345,25 +322,25 @@ main() {
 	# libvirt finds vCPUs by their thread names (vcpuN).
 	out=$(virsh_ vcpuinfo "$NAME" 2>&1)
 	if [[ $(grep -c '^VCPU:' <<<"$out") == 2 ]]; then
-		ok "vcpuinfo: two vCPU threads found by name"
+		tap_ok "vcpuinfo: two vCPU threads found by name"
 	else
-		not_ok "vcpuinfo: two vCPU threads found by name" "$out"
+		tap_not_ok "vcpuinfo: two vCPU threads found by name" "$out"
 	fi
 	local pty
 	pty=$(virsh_ ttyconsole "$NAME" 2>&1)
 	if [[ $pty == /dev/pts/* && -c $pty ]]; then
-		ok "ttyconsole: the PTY from vm.info ($pty)"
+		tap_ok "ttyconsole: the PTY from vm.info ($pty)"
 	else
-		not_ok "ttyconsole: the PTY from vm.info" "$pty"
+		tap_not_ok "ttyconsole: the PTY from vm.info" "$pty"
 	fi
 	# virsh console wants a terminal: give it one with script(1).  The
 	# line was printed long ago and waits in the PTY; virsh itself takes
 	# seconds to connect when the machine is busy (rig tests beside it).
 	out=$(console_until "hello from gpin payload" 30)
 	if [[ $out == *"hello from gpin payload, waiting for shutdown"* ]]; then
-		ok "virsh console: the guest's console output"
+		tap_ok "virsh console: the guest's console output"
 	else
-		not_ok "virsh console: the guest's console output" "$out"
+		tap_not_ok "virsh console: the guest's console output" "$out"
 	fi
 
 	# ---- suspend/resume: vm.pause parks every vCPU, vm.resume lets them go ----
@@ -377,31 +354,31 @@ main() {
 	check "virsh shutdown" virsh_ shutdown "$NAME"
 	out=$(dominfo State)
 	if [[ $out == "in shutdown" || $out == "shut off" ]]; then
-		ok "after shutdown: $out"
+		tap_ok "after shutdown: $out"
 	else
-		not_ok "after shutdown: in shutdown or shut off" "State '$out'"
+		tap_not_ok "after shutdown: in shutdown or shut off" "State '$out'"
 	fi
 	out=$(curl -s --unix-socket "$SOCK" http://localhost/api/v1/vm.info 2>&1)
 	if [[ $out == *'"state":"Shutdown"'* ]]; then
-		ok "vm.info on libvirt's socket: the VM is Shutdown"
+		tap_ok "vm.info on libvirt's socket: the VM is Shutdown"
 	else
-		not_ok "vm.info on libvirt's socket: the VM is Shutdown" "$out"
+		tap_not_ok "vm.info on libvirt's socket: the VM is Shutdown" "$out"
 	fi
 	check "virsh destroy" virsh_ destroy "$NAME"
 	# libvirt 9.0's ch driver drops a destroyed *persistent* domain from
 	# its list (virCHDomainRemoveInactive tests persistent, not
 	# transient); its definition stays on disk and define brings it back.
 	if wait_for 5 state_is "shut off"; then
-		ok "shut off after destroy"
+		tap_ok "shut off after destroy"
 	elif ! virsh_ dominfo "$NAME" >/dev/null 2>&1; then
-		ok "after destroy: dropped from the list (libvirt 9.0 ch driver)"
+		tap_ok "after destroy: dropped from the list (libvirt 9.0 ch driver)"
 	else
-		not_ok "shut off after destroy" "State '$(dominfo State)'"
+		tap_not_ok "shut off after destroy" "State '$(dominfo State)'"
 	fi
 	if wait_for 5 bash -c "! kill -0 $pid 2>/dev/null"; then
-		ok "gpin-vmm ($pid) is gone"
+		tap_ok "gpin-vmm ($pid) is gone"
 	else
-		not_ok "gpin-vmm ($pid) is gone"
+		tap_not_ok "gpin-vmm ($pid) is gone"
 	fi
 
 	# ---- start again, destroy while running ----
@@ -418,9 +395,9 @@ main() {
 	check_pin "$pin"
 	check "virsh destroy (running)" virsh_ destroy "$NAME"
 	if [[ $pid =~ ^[0-9]+$ ]] && wait_for 5 bash -c "! kill -0 $pid 2>/dev/null"; then
-		ok "gpin-vmm ($pid) is gone after destroy"
+		tap_ok "gpin-vmm ($pid) is gone after destroy"
 	else
-		not_ok "gpin-vmm is gone after destroy" "pid '$pid'"
+		tap_not_ok "gpin-vmm is gone after destroy" "pid '$pid'"
 	fi
 
 	redefine
@@ -431,16 +408,15 @@ main() {
 	out=$(virsh_ list --all --persistent --name 2>&1)
 	if ! grep -qx "$NAME" <<<"$out" &&
 	   [[ ! -e $prefix/etc/libvirt/ch/$NAME.xml ]]; then
-		ok "undefined: no persistent domain, no definition on disk"
+		tap_ok "undefined: no persistent domain, no definition on disk"
 	else
-		not_ok "undefined: no persistent domain, no definition on disk" "$out"
+		tap_not_ok "undefined: no persistent domain, no definition on disk" "$out"
 	fi
-	if ((failed)); then
+	if ((tap_failed)); then
 		echo "# virtchd log: $RUN/virtchd.log (removed); last lines:"
 		tail -n 20 "$RUN/virtchd.log" 2>/dev/null | sed 's/^/#   /'
 	fi
-	echo "1..$n"
-	((failed == 0))
+	tap_done
 }
 
 main "$@"

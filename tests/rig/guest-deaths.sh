@@ -65,8 +65,8 @@ export PIN=${PIN:-kernel} TRANSPORT=${TRANSPORT:-pci}
 vmm=${1:?usage: $0 GPIN_VMM [KERNEL] [RIG OPTION...]} kernel=${2:-6.1}
 shift $(($# < 2 ? $# : 2))
 vmm=$(realpath "$vmm")
-((EUID == 0)) || skip "the rig needs root"
-img=$("$TOP/guest-images/build-guest" "$kernel") || skip "no $kernel guest image"
+((EUID == 0)) || tap_skip_all "the rig needs root"
+img=$("$TOP/guest-images/build-guest" "$kernel") || tap_skip_all "no $kernel guest image"
 KVER='' VMLINUZ='' INITRD=''
 eval "$img"
 exec "$HERE/rig" --kernel "$KVER" --timeout $((BOOTS * (RUNTIME + 300))) \

@@ -11,12 +11,8 @@
 
 readonly EX_SKIP=77
 
-# A test that cannot run here: a TAP skip plan and status 0, which is what
-# Meson counts as skipped for a TAP test (77 would be an ERROR).
-skip() {
-	echo "1..0 # SKIP $*"
-	exit 0
-}
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
 b64() {
 	printf '%s' "$1" | base64 -w0
@@ -91,7 +87,6 @@ boot_until_alive() {
 	done
 }
 
-n=0 failed=0
 
 # The status case $1 finished with, from ledger $2 ("NAME STATUS" lines);
 # nothing when it did not finish.
@@ -124,22 +119,20 @@ run_cases() {
 			"case_$c" || rc=$?
 			echo "$c $rc" >>"$done"
 		fi
-		n=$((n + 1))
 		if ((rc == EX_SKIP)) && [[ ${CI:-} == true ]]; then
 			echo "# $c: skipped, and under CI=true a skip is a failure"
 			rc=1
 		fi
 		if ((rc == 0)); then
-			echo "ok $n - $c"
+			tap_ok "$c"
 		elif ((rc == EX_SKIP)); then
-			echo "ok $n - $c # SKIP"
+			tap_ok "$c" "SKIP"
 		else
-			echo "not ok $n - $c"
-			failed=$((failed + 1))
+			tap_not_ok "$c"
 		fi
 	done
-	echo "# $((n - failed)) passed, $failed failed"
-	((failed == 0))
+	echo "# $((tap_n - tap_failed)) passed, $tap_failed failed"
+	((tap_failed == 0))
 }
 
 # Outer half, on the CI host: checks the prerequisites, builds the guest
@@ -153,11 +146,11 @@ guest_test_main() {
 	local -a rig_args=() inside_args=("${@:5}")
 	[[ -n $vmm ]] || { echo "usage: $script GPIN_VMM [KERNEL]" >&2; exit 2; }
 	vmm=$(realpath "$vmm")
-	[[ -x $vmm ]] || { echo "not ok 1 - $vmm is not executable"; exit 1; }
-	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
-	((EUID == 0)) || skip "the rig needs root (mknod, apt, /var/cache)"
+	[[ -x $vmm ]] || { tap_not_ok "$vmm is not executable"; exit 1; }
+	command -v qemu-system-x86_64 >/dev/null || tap_skip_all "qemu-system-x86_64 not installed"
+	((EUID == 0)) || tap_skip_all "the rig needs root (mknod, apt, /var/cache)"
 	img=$("$TOP/guest-images/build-guest" "$kernel") ||
-		{ echo "not ok 1 - building the $kernel guest image failed"; exit 1; }
+		{ tap_not_ok "building the $kernel guest image failed"; exit 1; }
 	local KVER='' VMLINUZ='' INITRD=''
 	eval "$img"
 	echo "# guest image: $KVER $INITRD"

@@ -63,8 +63,8 @@ main() {
 		return
 	fi
 	local kernel=${1:-6.1} img
-	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
-	((EUID == 0)) || skip "the rig needs root (mknod, apt, /var/cache)"
+	command -v qemu-system-x86_64 >/dev/null || tap_skip_all "qemu-system-x86_64 not installed"
+	((EUID == 0)) || tap_skip_all "the rig needs root (mknod, apt, /var/cache)"
 	img=$("$TOP/guest-images/build-guest" "$kernel") ||
 		{ echo "Bail out! building the $kernel guest image failed"; exit 1; }
 	local KVER='' VMLINUZ='' INITRD=''

@@ -266,12 +266,12 @@ inside() {
 	VMM=$1 VMLINUZ=$2 INITRD=$3
 	local cases=${4:-fio_ext4,iothread,verify_kernel,verify_fast,verify_locked,ro,ioerr,pci,pci_iothread,memory}
 	OUT=${RIG_OUT:-/tmp}
-	[[ -c /dev/kvm ]] || { echo "not ok 1 - no /dev/kvm in the test host"; return 1; }
+	[[ -c /dev/kvm ]] || { tap_not_ok "no /dev/kvm in the test host"; return 1; }
 	modprobe -d "$RIG_MODDIR" null_blk nr_devices=1 memory_backed=1 \
 		gb=$NULLB_GB bs=512 ||
-		{ echo "not ok 1 - null_blk does not load"; return 1; }
+		{ tap_not_ok "null_blk does not load"; return 1; }
 	NULLB=/dev/nullb0
-	[[ -b $NULLB ]] || { echo "not ok 1 - no $NULLB"; return 1; }
+	[[ -b $NULLB ]] || { tap_not_ok "no $NULLB"; return 1; }
 	echo "# test host $(uname -r), $(nproc) CPUs; guest $VMLINUZ; backing $NULLB"
 	if [[ -c /dev/gpin ]]; then
 		echo "# gpin.ko loaded: the default pin mode is fast"

@@ -97,7 +97,7 @@ case_panic() {
 inside() {
 	VMM=$1 VMLINUZ=$2 INITRD=$3
 	OUT=${RIG_OUT:-/tmp}
-	[[ -c /dev/kvm ]] || { echo "not ok 1 - no /dev/kvm in the test host"; return 1; }
+	[[ -c /dev/kvm ]] || { tap_not_ok "no /dev/kvm in the test host"; return 1; }
 	echo "# test host $(uname -r), $(nproc) CPUs; guest $VMLINUZ"
 	run_cases nproc cpus3 fail poweroff reboot panic
 }
