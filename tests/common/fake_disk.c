@@ -168,10 +168,27 @@ static void *disk_thread(void *arg)
 
 /* ---- the backend ops -------------------------------------------------- */
 
+/* A start that failed: nothing of it stays (the device will not stop it). */
+static int start_failed(struct blk_backend *be, struct fake_disk *d, int err)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nq; i++)
+		if (d->efd[i] >= 0)
+			close(d->efd[i]);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->work);
+	pthread_cond_destroy(&d->gate);
+	be->priv = NULL;
+	free(d);
+	return err;
+}
+
 static int disk_start(struct blk_backend *be)
 {
 	struct fake_disk *d = calloc(1, sizeof(*d));
 	unsigned int i;
+	int ret;
 
 	if (!d)
 		return -ENOMEM;
@@ -187,16 +204,21 @@ static int disk_start(struct blk_backend *be)
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->work, NULL);
 	pthread_cond_init(&d->gate, NULL);
+	for (i = 0; i < d->nq; i++)
+		d->efd[i] = -1;
 	for (i = 0; i < d->nq; i++) {
 		d->efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (d->efd[i] < 0)
-			return -errno;
+			return start_failed(be, d, -errno);
+	}
+	if (!d->o.manual) {
+		ret = -pthread_create(&d->thread, NULL, disk_thread, d);
+		if (ret)
+			return start_failed(be, d, ret);
+		d->has_thread = true;
 	}
 	atomic_store(&last, d);
-	if (d->o.manual)
-		return 0;
-	d->has_thread = true;
-	return -pthread_create(&d->thread, NULL, disk_thread, d);
+	return 0;
 }
 
 /* Under the lock: requests of queue @q the disk holds. */
@@ -238,6 +260,13 @@ static int disk_prep(struct blk_backend *be, unsigned int q, struct blk_io *io)
 
 	if (q >= d->nq)
 		broken(d, "prep on a queue that is not there");
+	/* before the bounce, which may refuse it: checked every time */
+	pthread_mutex_lock(&d->lock);
+	if (held(d, q) >= DEPTH)
+		broken(d, "more than a queue's depth out");
+	if (in_flight(d, io))
+		broken(d, "a request prepared while still in flight");
+	pthread_mutex_unlock(&d->lock);
 	if (data)
 		ret = blk_backend__bounce(be, io);
 	if (ret)
@@ -245,10 +274,6 @@ static int disk_prep(struct blk_backend *be, unsigned int q, struct blk_io *io)
 	if (data && d->o.on_prep)
 		d->o.on_prep(io);
 	pthread_mutex_lock(&d->lock);
-	if (held(d, q) >= DEPTH)
-		broken(d, "more than a queue's depth out");
-	if (in_flight(d, io))
-		broken(d, "a request prepared while still in flight");
 	d->prepared[q][d->nprepared[q]++] = io;
 	d->requests++;
 	pthread_mutex_unlock(&d->lock);
@@ -260,6 +285,8 @@ static int disk_submit(struct blk_backend *be, unsigned int q)
 	struct fake_disk *d = be->priv;
 	unsigned int i;
 
+	if (q >= d->nq)
+		broken(d, "submit on a queue that is not there");
 	pthread_mutex_lock(&d->lock);
 	if (d->full && d->nprepared[q]) {
 		pthread_mutex_unlock(&d->lock);
@@ -298,6 +325,8 @@ static unsigned int disk_reap(struct blk_backend *be, unsigned int q)
 	struct finished done[DEPTH];
 	unsigned int i, n;
 
+	if (q >= d->nq)
+		broken(d, "reap on a queue that is not there");
 	atomic_fetch_add(&d->reaps, 1);
 	pthread_mutex_lock(&d->lock);
 	wait_at_gate(d);
@@ -317,7 +346,11 @@ static unsigned int disk_reap(struct blk_backend *be, unsigned int q)
 
 static int disk_event_fd(struct blk_backend *be, unsigned int q)
 {
-	return ((struct fake_disk *)be->priv)->efd[q];
+	struct fake_disk *d = be->priv;
+
+	if (q >= d->nq)
+		broken(d, "the eventfd of a queue that is not there");
+	return d->efd[q];
 }
 
 /* Under the lock: @io ends unreported, its bounce buffer given back. */

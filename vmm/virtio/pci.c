@@ -75,13 +75,14 @@ static void regs_reset(struct virtio_pci *p)
 {
 	unsigned int i;
 
-	virtio_regs__reset(&p->regs);
 	for (i = 0; i < p->vdev->num_queues; i++)
 		__atomic_store_n(&p->vectors[i], VIRTIO_MSI_NO_VECTOR,
 				 __ATOMIC_RELEASE);
 	__atomic_store_n(&p->msix_config, VIRTIO_MSI_NO_VECTOR,
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&p->isr, 0, __ATOMIC_RELEASE);
+	/* NEEDS_RESET clears last: a needs_reset() from now on is a new one */
+	virtio_regs__reset(&p->regs);
 }
 
 /* Called with @lock held. */

@@ -240,7 +240,8 @@ static bool queue_write(struct virtio_regs *r, struct virtq_cfg *q,
 		return true;
 	switch (reg) {
 	case VREG_QUEUE_NUM:
-		q->num = val > VIRTQ_MAX_SIZE ? 0 : val;
+		/* checked at enable (queue_max); read back as written */
+		q->num = val > UINT16_MAX ? 0 : val;
 		break;
 	case VREG_QUEUE_DESC_LO:
 	case VREG_QUEUE_DESC_HI:
