@@ -24,7 +24,7 @@ Components: main
 """
 
 ONE_LINE = """# comment
-deb http://deb.example/debian bookworm main contrib
+deb http://deb.example/debian bookworm main contrib # a note
 deb-src http://deb.example/debian bookworm main
 deb http://deb.example/debian trixie main
 """

@@ -20,6 +20,11 @@ class Libraries(unittest.TestCase):
             "/lib/x86_64-linux-gnu/libc.so.6",
             "/lib64/ld-linux-x86-64.so.2"])
 
+    def test_loader_listed_both_ways(self):
+        self.assertEqual(ldd.libraries(
+            "\t/lib64/ld-linux-x86-64.so.2 => /usr/lib64/ld.so (0x1)\n"),
+            ["/lib64/ld-linux-x86-64.so.2", "/usr/lib64/ld.so"])
+
     def test_static(self):
         self.assertEqual(ldd.libraries("\tnot a dynamic executable\n"), [])
 

@@ -46,12 +46,12 @@ class Writer(unittest.TestCase):
         out = io.StringIO()
         w = tap.Writer(out)
         self.assertTrue(w.result("a"))
-        self.assertFalse(w.result("b", "it broke", ["line 1"]))
+        self.assertFalse(w.result("b", "it broke", ["line 1\r\nline 2"]))
         w.passed_through("ok 3 - c, from elsewhere")
         w.passed_through("# a comment")
         self.assertEqual(w.plan(), 1)
         self.assertEqual(out.getvalue(), "ok 1 - a\nnot ok 2 - b\n"
-                         "# it broke\n# line 1\n1..3\n")
+                         "# it broke\n# line 1\n# line 2\n1..3\n")
 
 
 class MergeAfterRerun(unittest.TestCase):

@@ -93,8 +93,9 @@ boot_until_alive() {
 ledger_status() {
 	local name status
 	while read -r name status; do
-		[[ $name == "$1" ]] && { echo "$status"; return; }
+		[[ $name == "$1" ]] && { echo "$status"; return 0; }
 	done <"$2"
+	return 0
 }
 
 # Runs case_NAME for each NAME and prints one TAP line each.  Each result

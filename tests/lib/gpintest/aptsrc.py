@@ -45,7 +45,7 @@ def deb_src(sources_texts, list_text, codename):
             out.append(re.sub(r"^Types:.*$", "Types: deb-src", st.strip(),
                               count=1, flags=re.M))
     for line in list_text.splitlines():
-        w = line.split()
+        w = line.split("#", 1)[0].split()
         if len(w) >= 4 and w[0] == "deb" and w[2] == codename:
             out.append("Types: deb-src\nURIs: %s\nSuites: %s\n"
                        "Components: %s" % (w[1], w[2], " ".join(w[3:])))

@@ -21,10 +21,11 @@ def libraries(ldd_text):
     out = []
     for line in ldd_text.splitlines():
         words = line.split()
+        # the loader may be listed both ways ("/lib64/ld... => /usr/...")
+        if words and words[0].startswith("/"):
+            out.append(words[0])
         if len(words) >= 3 and words[1] == "=>" and words[2].startswith("/"):
             out.append(words[2])
-        elif words and words[0].startswith("/"):
-            out.append(words[0])
     return out
 
 

@@ -44,8 +44,12 @@ def main(argv=None):
     page, cmd = argv[0], argv[2:]
     try:
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-    except OSError as e:
+    except (OSError, subprocess.TimeoutExpired) as e:
         print(f"manpage: {cmd[0]}: {e}", file=sys.stderr)
+        return 2
+    if run.returncode:
+        print(f"manpage: {' '.join(cmd)}: status {run.returncode}",
+              file=sys.stderr)
         return 2
     with open(page) as f:
         gone = missing(run.stdout + run.stderr, f.read())

@@ -57,8 +57,10 @@ class Writer:
         self.n += 1
         if problem:
             self.failed += 1
-            lines = ["not ok %d - %s" % (self.n, name), "# " + problem]
-            lines += ["# " + d for d in detail]
+            lines = ["not ok %d - %s" % (self.n, name)]
+            # every line of the problem and the details a comment
+            lines += ["# " + line for text in [str(problem)] + list(detail)
+                      for line in str(text).replace("\r", "").splitlines()]
         else:
             lines = ["ok %d - %s" % (self.n, name)]
         self.out.write("".join(line + "\n" for line in lines))
@@ -122,9 +124,13 @@ def main(argv=None):
     if argv != ["merge"]:
         print("usage: python3 -m gpintest.tap merge", file=sys.stderr)
         return 2
-    for line in merge_after_rerun(iter(sys.stdin.readline, "")):
-        sys.stdout.write(line)
-        sys.stdout.flush()
+    # bytes in, the same bytes out, whatever the locale: a console line
+    # may hold anything
+    lines = (b.decode("utf-8", "surrogateescape")
+             for b in iter(sys.stdin.buffer.readline, b""))
+    for line in merge_after_rerun(lines):
+        sys.stdout.buffer.write(line.encode("utf-8", "surrogateescape"))
+        sys.stdout.buffer.flush()
     return 0
 
 
