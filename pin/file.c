@@ -8,9 +8,9 @@
  * its pages in the file's live_pages, up to GPIN_MAX_PAGES_PER_FILE.
  *
  * Lifetime: one reference for the open file and one for every direct I/O
- * request from its allocation to its free.  The last close releases the
- * handles and the completed requests nobody reaped, and drops the open
- * file's reference; I/O still in flight cannot be recalled from the block
+ * request from its allocation to its free.  The last close (main.c)
+ * releases the handles and the completed requests nobody reaped, and
+ * drops the open file's reference; I/O still in flight cannot be recalled from the block
  * layer and is not waited for (an I/O that never completes, on a dm
  * queue_if_no_path device or a hard NFS mount, would leave the closing
  * process unkillable with its pages pinned).  Such requests keep the file
@@ -51,7 +51,6 @@ struct gpin_file *gpin_file_create(void)
 	mmgrab(gf->mm);
 	xa_init_flags(&gf->pins, XA_FLAGS_ALLOC1);
 	atomic_long_set(&gf->live_pages, 0);
-	gpin_dio_file_init(gf);
 	return gf;
 }
 
@@ -75,16 +74,6 @@ void gpin_file_put(struct gpin_file *gf)
 	mmdrop(gf->mm);
 	kfree(gf);
 	module_put(THIS_MODULE);
-}
-
-/* Last close: release what the file holds; I/O in flight keeps it. */
-void gpin_file_close(struct gpin_file *gf)
-{
-	/* the VFS's reference to the module lasts until we return */
-	__module_get(THIS_MODULE);
-	gpin_handle_release_all(gf);
-	gpin_dio_file_close(gf);
-	gpin_file_put(gf);
 }
 
 /* Only the mm that opened the file, never a kernel thread. */

@@ -14,6 +14,7 @@
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uaccess.h>
 #include <linux/xarray.h>
 
 #include <gpin.h>
@@ -148,7 +149,6 @@ void gpin_range_forget(struct gpin_range *r);
 struct gpin_file *gpin_file_create(void);
 void gpin_file_get(struct gpin_file *gf);
 void gpin_file_put(struct gpin_file *gf);
-void gpin_file_close(struct gpin_file *gf);
 int gpin_file_check_caller(struct gpin_file *gf);
 int gpin_file_account(struct gpin_file *gf, unsigned long npages);
 void gpin_file_unaccount(struct gpin_file *gf, unsigned long npages);
@@ -169,8 +169,24 @@ long gpin_dio_reap(struct gpin_file *gf, void *arg, void __user *uarg);
 long gpin_dio_set_eventfd(struct gpin_file *gf, void *arg,
 			  void __user *uarg);
 
-/* main.c */
-int gpin_copy_in(void *dst, size_t ksize, void __user *uarg);
+/*
+ * Copy a struct that starts with "__u32 size; __u32 flags;" from user
+ * space.  Smaller than we know: -EINVAL; larger: fine if the unknown tail
+ * is zero (-E2BIG otherwise, from copy_struct_from_user()).
+ */
+static inline int gpin_copy_in(void *dst, size_t ksize,
+			       void __user *uarg)
+{
+	u32 usize;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < ksize)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(dst, ksize, uarg, usize);
+}
 
 /* stats.c: @file is a file's counters, NULL for the module's alone */
 int gpin_stats_init(void);

@@ -21,24 +21,6 @@
 /* The page behind the device's own (VM_PFNMAP) mmap. */
 static struct page *gpin_special_page;
 
-/*
- * Copy a struct that starts with "__u32 size; __u32 flags;" from user
- * space.  Smaller than we know: -EINVAL; larger: fine if the unknown tail
- * is zero (-E2BIG otherwise, from copy_struct_from_user()).
- */
-int gpin_copy_in(void *dst, size_t ksize, void __user *uarg)
-{
-	u32 usize;
-
-	if (get_user(usize, (u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < ksize)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return copy_struct_from_user(dst, ksize, uarg, usize);
-}
-
 /* Every command's argument, as this module knows it. */
 union gpin_ioctl_arg {
 	struct gpin_pin pin;
@@ -133,14 +115,24 @@ static int gpin_open(struct inode *inode, struct file *file)
 
 	if (IS_ERR(gf))
 		return PTR_ERR(gf);
+	gpin_dio_file_init(gf);
 	file->private_data = gf;
 	return 0;
 }
 
-/* Last close.  It never waits for I/O (file.c). */
+/*
+ * Last close: release what the file holds; I/O in flight keeps the file,
+ * and it never waits for that I/O (file.c says why).
+ */
 static int gpin_release(struct inode *inode, struct file *file)
 {
-	gpin_file_close(file->private_data);
+	struct gpin_file *gf = file->private_data;
+
+	/* the VFS's reference to the module lasts until we return */
+	__module_get(THIS_MODULE);
+	gpin_handle_release_all(gf);
+	gpin_dio_file_close(gf);
+	gpin_file_put(gf);
 	return 0;
 }
 

@@ -81,7 +81,7 @@ static void handle_signal(struct vm *vm, int sfd)
 	if (si.ssi_signo == SIGUSR1)
 		vm__print_state(vm);
 	else
-		vm__request_stop(vm, VM_STOP_SIGNAL, si.ssi_signo);
+		vm_run__request_stop(&vm->run, VM_STOP_SIGNAL, si.ssi_signo);
 }
 
 /* Returns false once stdin is closed. */
@@ -102,7 +102,7 @@ static bool handle_console_input(struct vm *vm, struct console *con)
 	n = console__filter_input(con, in, n, out, &quit);
 	serial__receive(vm->serial, out, n);
 	if (quit)
-		vm__request_stop(vm, VM_STOP_SIGNAL, SIGINT);
+		vm_run__request_stop(&vm->run, VM_STOP_SIGNAL, SIGINT);
 	return true;
 }
 
@@ -110,11 +110,11 @@ static void serve_until_stopped(struct vm *vm, struct console *con, int sfd)
 {
 	bool stdin_open = true;
 
-	while (!vm__stopping(vm)) {
+	while (!vm_run__stopping(&vm->run)) {
 		/* Stop reading the terminal while the UART's buffer is full. */
 		bool want_input = stdin_open && serial__rx_room(vm->serial);
 		struct pollfd fds[3] = {
-			{ .fd = vm->stop_efd, .events = POLLIN },
+			{ .fd = vm->run.stop_efd, .events = POLLIN },
 			{ .fd = sfd, .events = POLLIN },
 			{ .fd = want_input ? con->in_fd : -1, .events = POLLIN },
 		};
@@ -123,7 +123,7 @@ static void serve_until_stopped(struct vm *vm, struct console *con, int sfd)
 			if (errno == EINTR)
 				continue;
 			pr_err("poll: %s", strerror(errno));
-			vm__request_stop(vm, VM_STOP_ERROR, 0);
+			vm_run__request_stop(&vm->run, VM_STOP_ERROR, 0);
 			break;
 		}
 		if (fds[1].revents & POLLIN)
@@ -135,12 +135,12 @@ static void serve_until_stopped(struct vm *vm, struct console *con, int sfd)
 
 static void report_stop(const struct vm *vm)
 {
-	switch (vm->stop_reason) {
+	switch (vm->run.reason) {
 	case VM_STOP_PANIC:
 		pr_info("guest kernel panicked");
 		break;
 	case VM_STOP_SIGNAL:
-		pr_info("stopped by %s", strsignal(vm->exit_code));
+		pr_info("stopped by %s", strsignal(vm->run.exit_code));
 		break;
 	case VM_STOP_ERROR:
 		pr_err("stopped on an error");
@@ -186,7 +186,7 @@ static int run_vm(const struct vm_config *cfg)
 	console__stop(&con);
 	console__restore(&con);
 	report_stop(&vm);
-	status = vm__exit_status(&vm);
+	status = vm_run__exit_status(&vm.run);
 	vm__destroy(&vm);
 out_signals:
 	close(sfd);

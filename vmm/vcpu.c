@@ -72,17 +72,17 @@ static int handle_system_event(struct vm *vm, struct kvm_run *run)
 {
 	switch (run->system_event.type) {
 	case KVM_SYSTEM_EVENT_SHUTDOWN:
-		vm__request_stop(vm, VM_STOP_POWEROFF, 0);
+		vm_run__request_stop(&vm->run, VM_STOP_POWEROFF, 0);
 		break;
 	case KVM_SYSTEM_EVENT_RESET:
-		vm__request_stop(vm, VM_STOP_RESET, 0);
+		vm_run__request_stop(&vm->run, VM_STOP_RESET, 0);
 		break;
 	case KVM_SYSTEM_EVENT_CRASH:
-		vm__request_stop(vm, VM_STOP_PANIC, 0);
+		vm_run__request_stop(&vm->run, VM_STOP_PANIC, 0);
 		break;
 	default:
 		pr_err("unknown system event %u", run->system_event.type);
-		vm__request_stop(vm, VM_STOP_ERROR, 0);
+		vm_run__request_stop(&vm->run, VM_STOP_ERROR, 0);
 		break;
 	}
 	return -1;
@@ -103,7 +103,7 @@ int vcpu__handle_exit(struct vm *vm, struct kvm_run *run)
 	case KVM_EXIT_SHUTDOWN:
 		/* A triple fault: on a PC that resets the machine. */
 		pr_warn("guest triple fault: reset");
-		vm__request_stop(vm, VM_STOP_RESET, 0);
+		vm_run__request_stop(&vm->run, VM_STOP_RESET, 0);
 		return -1;
 	case KVM_EXIT_SYSTEM_EVENT:
 		return handle_system_event(vm, run);
@@ -119,7 +119,7 @@ int vcpu__handle_exit(struct vm *vm, struct kvm_run *run)
 		pr_err("unhandled exit reason %u", run->exit_reason);
 		break;
 	}
-	vm__request_stop(vm, VM_STOP_ERROR, 0);
+	vm_run__request_stop(&vm->run, VM_STOP_ERROR, 0);
 	return -1;
 }
 
@@ -208,22 +208,22 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
 	for (;;) {
-		if (__atomic_load_n(&vm->paused, __ATOMIC_ACQUIRE))
-			vm__park_if_paused(vm, vcpu->run);
+		if (vm_run__pause_asked(&vm->run))
+			vm_run__park_if_paused(&vm->run, vcpu->run);
 		if (run_once(vcpu) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
-				if (vm__stopping(vm))
+				if (vm_run__stopping(&vm->run))
 					break;
 				if (__atomic_exchange_n(&vcpu->want_regs, false,
 							__ATOMIC_ACQ_REL))
 					print_regs(vcpu);
 				/* A pause kick, or a pause already over. */
-				vm__park_if_paused(vm, vcpu->run);
+				vm_run__park_if_paused(&vm->run, vcpu->run);
 				continue;
 			}
 			pr_err("vcpu%u: KVM_RUN: %s",
 			       vcpu->id, strerror(errno));
-			vm__request_stop(vm, VM_STOP_ERROR, 0);
+			vm_run__request_stop(&vm->run, VM_STOP_ERROR, 0);
 			break;
 		}
 		if (vcpu__handle_exit(vm, vcpu->run) < 0) {
@@ -232,7 +232,7 @@ static void *vcpu_thread(void *arg)
 				print_regs(vcpu);
 			break;
 		}
-		if (vm__stopping(vm))
+		if (vm_run__stopping(&vm->run))
 			break;
 	}
 	return NULL;

@@ -31,6 +31,7 @@
 #include "vm.h"
 #include "vm_churn.h"
 #include "vm_disk.h"
+#include "vm_guest.h"
 
 #define KVM_DEV			"/dev/kvm"
 #define KVM_API_VERSION_NEEDED	12
@@ -137,27 +138,28 @@ static int vm_setup_ram(struct vm *vm, uint64_t size, char *err, size_t errlen)
 
 static void serial_set_irq(void *opaque, int level)
 {
-	vm__set_irq(opaque, IRQ_COM1, level);
+	vm_guest__set_irq(opaque, IRQ_COM1, level);
 }
 
-static void guest_reset(void *opaque)
+/* The devices that end the VM, each with the VM's run state (vm_run.h). */
+static void guest_reset(void *run)
 {
-	vm__request_stop(opaque, VM_STOP_RESET, 0);
+	vm_run__request_stop(run, VM_STOP_RESET, 0);
 }
 
-static void guest_poweroff(void *opaque)
+static void guest_poweroff(void *run)
 {
-	vm__request_stop(opaque, VM_STOP_POWEROFF, 0);
+	vm_run__request_stop(run, VM_STOP_POWEROFF, 0);
 }
 
-static void guest_panicked(void *opaque)
+static void guest_panicked(void *run)
 {
-	vm__request_stop(opaque, VM_STOP_PANIC, 0);
+	vm_run__request_stop(run, VM_STOP_PANIC, 0);
 }
 
-static void guest_exit(void *opaque, uint8_t code)
+static void guest_exit(void *run, uint8_t code)
 {
-	vm__request_stop(opaque, VM_STOP_EXIT_DEVICE, code);
+	vm_run__request_stop(run, VM_STOP_EXIT_DEVICE, code);
 }
 
 static int vm_setup_devices(struct vm *vm, const struct vm_config *cfg,
@@ -170,14 +172,15 @@ static int vm_setup_devices(struct vm *vm, const struct vm_config *cfg,
 	uart.set_irq = serial_set_irq;
 	uart.irq_opaque = vm;
 	vm->serial = serial__create(&uart);
-	vm->acpi_pm = acpi_pm__create(guest_poweroff, vm);
-	vm->pvpanic = pvpanic__create(guest_panicked, vm);
+	vm->acpi_pm = acpi_pm__create(guest_poweroff, &vm->run);
+	vm->pvpanic = pvpanic__create(guest_panicked, &vm->run);
 	if (!vm->serial || !vm->acpi_pm || !vm->pvpanic) {
 		err__set(err, errlen, "no memory for the devices");
 		return -ENOMEM;
 	}
-	vm->kbd = (struct i8042) { .reset = guest_reset, .opaque = vm };
-	vm->exit_port = (struct exit_port) { .exit = guest_exit, .opaque = vm };
+	vm->kbd = (struct i8042) { .reset = guest_reset, .opaque = &vm->run };
+	vm->exit_port = (struct exit_port) { .exit = guest_exit,
+					     .opaque = &vm->run };
 
 	ret = serial__attach(vm->serial, &vm->pio, PORT_COM1);
 	if (!ret)
@@ -227,25 +230,38 @@ static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 	return ret;
 }
 
+/* vm_run's kick: every vCPU out of KVM_RUN, to see a stop or a pause. */
+static void kick_all(void *opaque)
+{
+	struct vm *vm = opaque;
+	unsigned int i;
+
+	for (i = 0; i < vm->ncpus; i++)
+		if (vm->vcpus && vm->vcpus[i])
+			vcpu__kick(vm->vcpus[i]);
+}
+
 int vm__create(struct vm *vm, const struct vm_config *cfg,
 	       const struct serial_backend *console, char *err, size_t errlen)
 {
 	int ret;
 
 	memset(vm, 0, sizeof(*vm));
-	vm->kvm_fd = vm->vm_fd = vm->stop_efd = -1;
+	vm->kvm_fd = vm->vm_fd = -1;
 	vm->ncpus = cfg->ncpus;
-	pthread_mutex_init(&vm->stop_lock, NULL);
-	pthread_cond_init(&vm->stop_cond, NULL);
 	bus__init(&vm->pio, "pio");
 	bus__init(&vm->mmio, "mmio");
+	ret = vm_run__init(&vm->run, kick_all, vm);
+	if (ret) {
+		err__set(err, errlen, "eventfd: %s", strerror(-ret));
+		goto err;
+	}
 
 	ret = vm_open_kvm(vm, err, errlen);
 	if (ret)
 		goto err;
-	vm->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
-	if (vm->stop_efd < 0 || vm->vm_fd < 0) {
+	if (vm->vm_fd < 0) {
 		ret = -errno;
 		err__set(err, errlen, "KVM_CREATE_VM: %s", strerror(-ret));
 		goto err;
@@ -317,135 +333,6 @@ int vm__load(struct vm *vm, const struct boot_files *files, char *err,
 	return 0;
 }
 
-void *vm__gpa_to_hva(struct vm *vm, uint64_t gpa, uint64_t len)
-{
-	uint64_t high = vm->ram_size - vm->lowmem_size;
-
-	if (gpa + len < gpa)
-		return NULL;
-	if (gpa + len <= vm->lowmem_size)
-		return vm->ram + gpa;
-	if (gpa >= MMIO_HOLE_END && gpa - MMIO_HOLE_END + len <= high)
-		return vm->ram + vm->lowmem_size + (gpa - MMIO_HOLE_END);
-	return NULL;
-}
-
-int vm__set_irq(struct vm *vm, unsigned int irq, int level)
-{
-	struct kvm_irq_level line = { .irq = irq, .level = level };
-
-	return ioctl(vm->vm_fd, KVM_IRQ_LINE, &line) ? -errno : 0;
-}
-
-bool vm__stopping(struct vm *vm)
-{
-	return __atomic_load_n(&vm->stop_reason, __ATOMIC_ACQUIRE) != VM_STOP_NONE;
-}
-
-void vm__request_stop(struct vm *vm, enum vm_stop_reason reason, int code)
-{
-	unsigned int i;
-	bool first = false;
-
-	pthread_mutex_lock(&vm->stop_lock);
-	if (vm->stop_reason == VM_STOP_NONE) {
-		vm->exit_code = code;
-		__atomic_store_n(&vm->stop_reason, reason, __ATOMIC_RELEASE);
-		first = true;
-		/* Parked vCPUs and a waiting vm__pause() must see it too. */
-		pthread_cond_broadcast(&vm->stop_cond);
-	}
-	pthread_mutex_unlock(&vm->stop_lock);
-	if (!first)
-		return;
-	if (vm->stop_efd >= 0 && eventfd_write(vm->stop_efd, 1))
-		pr_err("eventfd_write: %s", strerror(errno));
-	for (i = 0; i < vm->ncpus; i++)
-		if (vm->vcpus && vm->vcpus[i])
-			vcpu__kick(vm->vcpus[i]);
-}
-
-int vm__pause(struct vm *vm)
-{
-	unsigned int i;
-	int ret = 0;
-
-	pthread_mutex_lock(&vm->stop_lock);
-	if (vm->stop_reason != VM_STOP_NONE)
-		ret = -ESRCH;
-	else if (vm->paused)
-		ret = -EALREADY;
-	else
-		__atomic_store_n(&vm->paused, true, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&vm->stop_lock);
-	if (ret)
-		return ret;
-	for (i = 0; i < vm->ncpus; i++)
-		vcpu__kick(vm->vcpus[i]);
-	pthread_mutex_lock(&vm->stop_lock);
-	while (vm->nparked < vm->ncpus && vm->stop_reason == VM_STOP_NONE)
-		pthread_cond_wait(&vm->stop_cond, &vm->stop_lock);
-	pthread_mutex_unlock(&vm->stop_lock);
-	return 0;
-}
-
-int vm__resume(struct vm *vm)
-{
-	int ret = 0;
-
-	pthread_mutex_lock(&vm->stop_lock);
-	if (!vm->paused)
-		ret = -EINVAL;
-	__atomic_store_n(&vm->paused, false, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&vm->stop_cond);
-	pthread_mutex_unlock(&vm->stop_lock);
-	return ret;
-}
-
-/*
- * Only reached when a vCPU saw the pause flag or came back from KVM_RUN
- * with EINTR: the lock stays off the path of ordinary exits, which every
- * vCPU takes thousands of times a second.
- */
-void vm__park_if_paused(struct vm *vm, struct kvm_run *run)
-{
-	pthread_mutex_lock(&vm->stop_lock);
-	if (vm->paused && vm->stop_reason == VM_STOP_NONE) {
-		vm->nparked++;
-		pthread_cond_broadcast(&vm->stop_cond);
-		while (vm->paused && vm->stop_reason == VM_STOP_NONE)
-			pthread_cond_wait(&vm->stop_cond, &vm->stop_lock);
-		vm->nparked--;
-	}
-	/*
-	 * The pause kick left immediate_exit set; clear it under the lock, so
-	 * a later pause (which sets the flag before kicking) cannot lose its
-	 * kick.  A stop keeps it set: that vCPU is done.
-	 */
-	if (vm->stop_reason == VM_STOP_NONE)
-		__atomic_store_n(&run->immediate_exit, 0, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&vm->stop_lock);
-}
-
-int vm__exit_status(const struct vm *vm)
-{
-	switch (vm->stop_reason) {
-	case VM_STOP_POWEROFF:
-	case VM_STOP_RESET:
-		return 0;
-	case VM_STOP_EXIT_DEVICE:
-		return vm->exit_code;
-	case VM_STOP_PANIC:
-		return 3;
-	case VM_STOP_SIGNAL:
-		return 128 + vm->exit_code;
-	case VM_STOP_NONE:
-	case VM_STOP_ERROR:
-		break;
-	}
-	return 1;
-}
-
 int vm__start(struct vm *vm)
 {
 	unsigned int i;
@@ -457,7 +344,7 @@ int vm__start(struct vm *vm)
 	for (i = 0; i < vm->ncpus; i++) {
 		ret = vcpu__start(vm->vcpus[i]);
 		if (ret) {
-			vm__request_stop(vm, VM_STOP_ERROR, 0);
+			vm_run__request_stop(&vm->run, VM_STOP_ERROR, 0);
 			return ret;
 		}
 	}
@@ -540,9 +427,8 @@ void vm__destroy(struct vm *vm)
 	vm->ram = NULL;
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
-	if (vm->stop_efd >= 0)
-		close(vm->stop_efd);
+	vm_run__exit(&vm->run);
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
-	vm->vm_fd = vm->stop_efd = vm->kvm_fd = -1;
+	vm->vm_fd = vm->kvm_fd = -1;
 }

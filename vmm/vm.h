@@ -18,6 +18,7 @@
 #include "devices/i8042.h"
 #include "devices/rtc.h"
 #include "vm_config.h"
+#include "vm_run.h"
 #include "devices/serial.h"
 
 struct vcpu;
@@ -30,17 +31,6 @@ struct acpi_pm;
 struct pvpanic;
 struct boot_files;
 struct vm_churn;
-
-/* Why the VM stopped; the VMM's exit status follows from it. */
-enum vm_stop_reason {
-	VM_STOP_NONE = 0,
-	VM_STOP_POWEROFF,	/* ACPI S5: status 0 */
-	VM_STOP_RESET,		/* i8042 reset, triple fault: status 0 */
-	VM_STOP_EXIT_DEVICE,	/* guest wrote a code to PORT_EXIT (a test) */
-	VM_STOP_PANIC,		/* pvpanic */
-	VM_STOP_ERROR,		/* KVM or VMM failure */
-	VM_STOP_SIGNAL,		/* SIGINT/SIGTERM to the VMM */
-};
 
 struct vm {
 	int kvm_fd;
@@ -57,15 +47,7 @@ struct vm {
 	unsigned int ncpus;
 	struct vcpu **vcpus;
 
-	/* Guards stopping and pausing; stop_cond signals either's progress. */
-	pthread_mutex_t stop_lock;
-	pthread_cond_t stop_cond;
-	enum vm_stop_reason stop_reason;
-	int exit_code;
-	bool paused;		/* read without the lock on the vCPU fast path */
-	unsigned int nparked;	/* vCPUs waiting out a pause */
-
-	int stop_efd;		/* readable once a stop was requested */
+	struct vm_run run;	/* stopping and pausing (vm_run.h) */
 
 	struct serial *serial;
 	struct i8042 kbd;
@@ -125,7 +107,6 @@ void vm__print_state(const struct vm *vm);
  * stop is requested then).  vm__join() ends them.
  */
 int vm__start(struct vm *vm);
-bool vm__stopping(struct vm *vm);
 /* Stops and joins every vCPU thread, then prints the disks' counters. */
 void vm__join(struct vm *vm);
 
@@ -136,33 +117,5 @@ void vm__join(struct vm *vm);
 void vm__print_disk_stats(const struct vm *vm, FILE *out);
 /* Every counter of the VM's devices (vm.counters); safe while it runs. */
 void vm__counters(const struct vm *vm, counter_fn fn, void *opaque);
-
-/*
- * Host pointer for [gpa, gpa + len) when the whole range is guest RAM,
- * NULL otherwise: the one check every guest-supplied address goes through.
- */
-void *vm__gpa_to_hva(struct vm *vm, uint64_t gpa, uint64_t len);
-
-/* Drive a GSI of the in-kernel irqchip to @level. */
-int vm__set_irq(struct vm *vm, unsigned int irq, int level);
-
-/*
- * Ask every vCPU to leave KVM_RUN and the VM to end.  The first reason
- * wins; later requests are ignored so one exit status is reported.
- */
-void vm__request_stop(struct vm *vm, enum vm_stop_reason reason, int code);
-
-/*
- * Pause: every vCPU parks between two KVM_RUN calls; vm__pause() returns
- * once all have, so the guest runs nothing until vm__resume().  0 or
- * -EALREADY / -EINVAL (not paused) / -ESRCH (stopping).
- */
-int vm__pause(struct vm *vm);
-int vm__resume(struct vm *vm);
-/* vCPU side: park while paused; re-arm KVM_RUN after a kick. */
-void vm__park_if_paused(struct vm *vm, struct kvm_run *run);
-
-/* The VMM's exit status for how the VM stopped. */
-int vm__exit_status(const struct vm *vm);
 
 #endif /* GPIN_VM_H */

@@ -81,7 +81,7 @@ int vm__boot(struct vm *vm, const struct vm_config *cfg,
 	if (ret) {
 		err__set(err, errlen, "starting the vCPU and churn threads: %s",
 			 strerror(-ret));
-		vm__request_stop(vm, VM_STOP_ERROR, 0);
+		vm_run__request_stop(&vm->run, VM_STOP_ERROR, 0);
 		vm__join(vm);
 		vm__destroy(vm);
 	}

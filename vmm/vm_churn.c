@@ -63,7 +63,7 @@ static void *churn_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "churn");
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (!vm__stopping(churn->vm)) {
+	while (!vm_run__stopping(&churn->vm->run)) {
 		uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 

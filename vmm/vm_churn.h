@@ -13,7 +13,7 @@ struct vm_churn;
 
 /*
  * A churn of @kib KiB per cycle, @hz cycles a second (0: flat out), for
- * @vm (it runs until vm__stopping()); NULL without memory.
+ * @vm (it runs until vm_run__stopping()); NULL without memory.
  */
 struct vm_churn *vm_churn__create(struct vm *vm, unsigned int kib,
 				  unsigned int hz);

@@ -23,15 +23,16 @@
 #include "virtio/pci.h"
 #include "vm.h"
 #include "vm_disk.h"
+#include "vm_guest.h"
 
 static void *vm_translate(void *opaque, uint64_t gpa, uint64_t len)
 {
-	return vm__gpa_to_hva(opaque, gpa, len);
+	return vm_guest__hva(opaque, gpa, len);
 }
 
 static void virtio_set_irq(void *opaque, unsigned int gsi, int level)
 {
-	vm__set_irq(opaque, gsi, level);
+	vm_guest__set_irq(opaque, gsi, level);
 }
 
 /*

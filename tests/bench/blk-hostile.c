@@ -9,7 +9,7 @@
  * with the real backend ("kernel": io_uring on an O_DIRECT file; "fast",
  * "locked" when /dev/gpin exists), on virtio-mmio or virtio-pci, its queue
  * threads running, over guest RAM mapped as vm.c maps it (anonymous,
- * MADV_DONTFORK) and translated by vm__gpa_to_hva().  Driver threads (the
+ * MADV_DONTFORK) and translated by vm_guest__hva().  Driver threads (the
  * "vCPUs") write its registers and rings directly.
  *
  * The driver, on every queue (256 entries each), keeps the ring full of
@@ -66,6 +66,7 @@
 #include "virtio/mmio.h"
 #include "virtio/pci.h"
 #include "vm.h"
+#include "vm_guest.h"
 
 #define QSZ		VIRTIO_BLK_QUEUE_SIZE
 #define BAR_ADDR	PCI_MMIO_START
@@ -119,7 +120,7 @@ struct dq {				/* the driver's side of a queue */
 static struct run {
 	const struct opts *o;
 	unsigned int nq;
-	struct vm vm;			/* RAM only: what vm__gpa_to_hva reads */
+	struct vm vm;			/* RAM only: what vm_guest__hva reads */
 	struct virtio_blk *blk;
 	struct virtio_mmio *mmio;
 	struct virtio_pci *vpci;
@@ -137,7 +138,7 @@ static struct run {
 
 static void *gva(uint64_t gpa)
 {
-	return vm__gpa_to_hva(&R.vm, gpa, 1);
+	return vm_guest__hva(&R.vm, gpa, 1);
 }
 
 static uint64_t qbase(unsigned int q)
@@ -164,7 +165,7 @@ static void sleep_ms(unsigned int ms)
 
 static void *mmio_translate(void *opaque, uint64_t gpa, uint64_t len)
 {
-	return vm__gpa_to_hva(opaque, gpa, len);
+	return vm_guest__hva(opaque, gpa, len);
 }
 
 static void no_irq(void *opaque, unsigned int gsi, int level)

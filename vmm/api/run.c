@@ -120,7 +120,7 @@ static void backend_stop(void *opaque)
 	struct vmm *v = opaque;
 
 	if (v->vm_live)
-		vm__request_stop(&v->vm, VM_STOP_POWEROFF, 0);
+		vm_run__request_stop(&v->vm.run, VM_STOP_POWEROFF, 0);
 	vm_end(v);
 }
 
@@ -144,14 +144,14 @@ static int backend_pause(void *opaque)
 {
 	struct vmm *v = opaque;
 
-	return v->vm_live ? vm__pause(&v->vm) : -ESRCH;
+	return v->vm_live ? vm_run__pause(&v->vm.run, v->vm.ncpus) : -ESRCH;
 }
 
 static int backend_resume(void *opaque)
 {
 	struct vmm *v = opaque;
 
-	return v->vm_live ? vm__resume(&v->vm) : -ESRCH;
+	return v->vm_live ? vm_run__resume(&v->vm.run) : -ESRCH;
 }
 
 static void backend_counters(void *opaque, counter_fn fn, void *ctx)
@@ -243,7 +243,7 @@ static void serve_call(struct vmm *v)
 
 static void guest_stopped(struct vmm *v)
 {
-	switch (v->vm.stop_reason) {
+	switch (v->vm.run.reason) {
 	case VM_STOP_PANIC:
 		pr_info("guest kernel panicked");
 		break;
@@ -252,7 +252,7 @@ static void guest_stopped(struct vmm *v)
 		break;
 	default:
 		pr_info("the guest stopped (status %d)",
-			vm__exit_status(&v->vm));
+			vm_run__exit_status(&v->vm.run));
 		break;
 	}
 	vm_end(v);
@@ -285,7 +285,7 @@ static void serve(struct vmm *v)
 			{ .fd = v->sfd, .events = POLLIN },
 			{ .fd = v->call_efd, .events = POLLIN },
 			{ .fd = v->quit_efd, .events = POLLIN },
-			{ .fd = live ? v->vm.stop_efd : -1, .events = POLLIN },
+			{ .fd = live ? v->vm.run.stop_efd : -1, .events = POLLIN },
 			{ .fd = want ? v->con.in_fd : -1, .events = POLLIN },
 		};
 

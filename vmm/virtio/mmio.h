@@ -29,7 +29,7 @@
 #define VIRTIO_MMIO_MAGIC	0x74726976	/* "virt" */
 #define VIRTIO_MMIO_VENDOR	0x4e495047	/* "GPIN" */
 
-/* Drives interrupt line @gsi to @level (vm__set_irq in the VMM). */
+/* Drives interrupt line @gsi to @level (vm_guest__set_irq in the VMM). */
 typedef void (*virtio_irq_fn)(void *opaque, unsigned int gsi, int level);
 
 struct virtio_mmio;

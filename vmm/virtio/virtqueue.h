@@ -7,7 +7,7 @@
  * only chains of host pointers that lie inside guest RAM.
  *
  * Guest addresses are turned into host pointers by a translate callback
- * (vm__gpa_to_hva() in the VMM, a plain buffer in the tests and the fuzz
+ * (vm_guest__hva() in the VMM, a plain buffer in the tests and the fuzz
  * target): this file needs neither KVM nor a VM.
  *
  * Not thread-safe: a queue is used by one thread at a time (its owner,
