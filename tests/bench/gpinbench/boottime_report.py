@@ -1,10 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """boot-time's report: boot-time.md, .json, .jsonl and .png."""
 
-import json
 import os
 
-from . import plot, report, stats
+from . import plot, report
 from .boottime import VMMS
 
 METRICS = {"init_s": lambda r: r.get("init_s"),
@@ -45,19 +44,11 @@ def write(out, records, ledger, meta):
         for r in dead) if dead else "no guest died")]
     md += ["", "![boot times](boot-time.png)", ""]
     text = "\n".join(md)
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "boot-time.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(out, "boot-time.jsonl"), "w") as f:
-        f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in records)
-    summary = dict(meta, resamples=stats.RESAMPLES, seed=stats.SEED,
-                   level=stats.LEVEL,
-                   figures=[dict(config=v, metric=m, **report.estimate(
-                       boots, v, CELL, METRICS[m]).to_json())
-                       for v in VMMS for m in METRICS],
-                   comparisons=report.results_json(results), deaths=ledger)
-    with open(os.path.join(out, "boot-time.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+    figures = [dict(config=v, metric=m, **report.estimate(
+                   boots, v, CELL, METRICS[m]).to_json())
+               for v in VMMS for m in METRICS]
+    report.write_files(out, "boot-time", text, records,
+                       report.summary(meta, figures, results, ledger))
     plot.write(os.path.join(out, "boot-time.png"),
                "Boot time (rig TCG test host: compare within the run), %s"
                % meta["date"],

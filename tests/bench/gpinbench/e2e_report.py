@@ -3,7 +3,6 @@
 e2e.png from the raw records."""
 
 import collections
-import json
 import os
 
 from . import parse, report, stats
@@ -392,22 +391,12 @@ def write(out, records, ledger, meta, png=True):
     md += ["", "![IOPS per configuration, ratios against targets](e2e.png)",
            ""]
     text = "\n".join(md)
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "e2e.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(out, "e2e.jsonl"), "w") as f:
-        f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in records)
-    summary = dict(meta, configs=configs, resamples=stats.RESAMPLES,
-                   seed=stats.SEED, level=stats.LEVEL,
-                   figures=[dict(cell, config=cfg, metric=m,
-                                 **report.estimate(jobs, cfg, cell,
-                                                   METRICS[m]).to_json())
-                            for cell in cells(jobs) for cfg in configs
-                            for m in METRICS],
-                   comparisons=report.results_json(results),
-                   deaths=ledger)
-    with open(os.path.join(out, "e2e.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+    figures = [dict(cell, config=cfg, metric=m,
+                    **report.estimate(jobs, cfg, cell, METRICS[m]).to_json())
+               for cell in cells(jobs) for cfg in configs for m in METRICS]
+    report.write_files(out, "e2e", text, records,
+                       report.summary(meta, figures, results, ledger,
+                                      configs=configs))
     if png:
         # only here: matplotlib takes minutes to import where Python's
         # files are slow to read (a test host's 9p root)

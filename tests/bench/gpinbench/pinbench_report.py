@@ -2,10 +2,9 @@
 """pin-bench's report: pin-bench.md, .json, .jsonl and .png from the raw
 records."""
 
-import json
 import os
 
-from . import plot, report, stats
+from . import plot, report
 from .pinbench import MODES
 
 
@@ -179,20 +178,12 @@ def write(out, records, ledger, meta, png=True):
     md += ["", "## Runs", ""] + runs_lines(records, ledger)
     md += ["", "![per mode, ratios against targets](pin-bench.png)", ""]
     text = "\n".join(md)
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "pin-bench.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(out, "pin-bench.jsonl"), "w") as f:
-        f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in records)
-    summary = dict(meta, modes=modes, resamples=stats.RESAMPLES,
-                   seed=stats.SEED, level=stats.LEVEL,
-                   figures=[dict(c, config=m, metric=k, **report.estimate(
-                       cellrecs, m, c, METRICS[k]).to_json())
-                       for c in single + threads for m in modes
-                       for k in METRICS],
-                   comparisons=report.results_json(results), deaths=ledger)
-    with open(os.path.join(out, "pin-bench.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+    figures = [dict(c, config=m, metric=k, **report.estimate(
+                   cellrecs, m, c, METRICS[k]).to_json())
+               for c in single + threads for m in modes for k in METRICS]
+    report.write_files(out, "pin-bench", text, records,
+                       report.summary(meta, figures, results, ledger,
+                                      modes=modes))
     if png:
         panels, strips = plot_data(cellrecs, modes, results)
         plot.write(os.path.join(out, "pin-bench.png"),

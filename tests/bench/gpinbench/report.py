@@ -2,6 +2,9 @@
 """From raw records to estimates, verdicts and Markdown: shared by the
 benchmarks."""
 
+import json
+import os
+
 from . import stats, targets
 
 VERDICT_MD = {stats.AHEAD: "**ahead**", stats.BEHIND: "**behind**",
@@ -232,3 +235,22 @@ def method_text(rounds):
                "%.1f%%" % (100 * cov) if cov is not None else "no interval",
                round(stats.LEVEL * 100), stats.MIN_ROUNDS,
                round(stats.LEVEL * 100)))
+
+def summary(meta, figures, results, ledger, **extra):
+    """A report's NAME.json: the run's meta (and EXTRA), how its
+    statistics were made, every figure and comparison, the deaths."""
+    return dict(meta, **extra, resamples=stats.RESAMPLES, seed=stats.SEED,
+                level=stats.LEVEL, figures=figures,
+                comparisons=results_json(results), deaths=ledger)
+
+
+def write_files(out, name, text, records, summary_):
+    """OUT/NAME.md (TEXT), NAME.jsonl (every raw record, one a line) and
+    NAME.json (SUMMARY_), the files every report writes."""
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, name + ".md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, name + ".jsonl"), "w") as f:
+        f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in records)
+    with open(os.path.join(out, name + ".json"), "w") as f:
+        json.dump(summary_, f, indent=1)
