@@ -23,6 +23,7 @@ RESULTS = os.path.join(rig.TOP, "docs", "results")
 # the extension, relative to docs/results.
 REPORTS = [
     ("e2e", "e2e"),
+    ("e2e-802c162/e2e", "e2e"),
     ("e2e-irq-hold-4000/e2e", "e2e"),
     ("e2e-irq-hold", "e2e"),
     ("e2e-poll", "e2e"),
