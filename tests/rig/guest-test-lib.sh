@@ -136,6 +136,21 @@ run_cases() {
 	((tap_failed == 0))
 }
 
+# The rig options that insert gpin.ko built for kernel release $1 (in
+# ${GPIN_PIN_BUILDDIR:-build-pin}/<ver>/), one a line; none, said on
+# stderr, when it does not build (the cases that need it then skip).
+rig_args_gpin_ko() {
+	local kver=$1 build=${GPIN_PIN_BUILDDIR:-$TOP/build-pin}
+	local kheaders=/usr/src/linux-headers-$1
+	if [[ -f $kheaders/Makefile ]] &&
+		"$TOP/pin/kbuild.sh" "$kheaders" "$TOP/pin" "$TOP/include/gpin.h" \
+			"$build/$kver/kmod" "$build/$kver/gpin.ko" >&2; then
+		printf '%s\n' --insmod "$build/$kver/gpin.ko"
+	else
+		echo "# gpin.ko not built for $kver: the cases that need it skip" >&2
+	fi
+}
+
 # Outer half, on the CI host: checks the prerequisites, builds the guest
 # image for the kernel series and runs SCRIPT --inside GPIN_VMM VMLINUZ
 # INITRD [EXTRA...] in the test host.  Args: script rig-timeout GPIN_VMM

@@ -115,15 +115,10 @@ inside() {
 	run_cases ${cases//,/ }
 }
 
-# gpin.ko for the test host's kernel, as test-vmm-blk.sh builds it.
+# gpin.ko for the test host's kernel; room for two ramdisks.
 guest_test_rig_args() {
-	local kver=$1 build=${GPIN_PIN_BUILDDIR:-$TOP/build-pin}
-	local kheaders=/usr/src/linux-headers-$1
-	if [[ -f $kheaders/Makefile ]] &&
-		"$TOP/pin/kbuild.sh" "$kheaders" "$TOP/pin" "$TOP/include/gpin.h" \
-			"$build/$kver/kmod" "$build/$kver/gpin.ko" >&2; then
-		printf '%s\n' --insmod "$build/$kver/gpin.ko" --mem 6G
-	fi
+	rig_args_gpin_ko "$1"
+	printf '%s\n' --mem 6G
 }
 
 if [[ ${1:-} == --inside ]]; then

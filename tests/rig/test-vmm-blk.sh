@@ -284,15 +284,7 @@ inside() {
 
 # gpin.ko for the test host's kernel (the guest's kernel is the same).
 guest_test_rig_args() {
-	local kver=$1 build=${GPIN_PIN_BUILDDIR:-$TOP/build-pin}
-	local kheaders=/usr/src/linux-headers-$1
-	if [[ -f $kheaders/Makefile ]] &&
-		"$TOP/pin/kbuild.sh" "$kheaders" "$TOP/pin" "$TOP/include/gpin.h" \
-			"$build/$kver/kmod" "$build/$kver/gpin.ko" >&2; then
-		printf '%s\n' --insmod "$build/$kver/gpin.ko"
-	else
-		echo "# gpin.ko not built for $kver: the pin=fast/locked cases skip" >&2
-	fi
+	rig_args_gpin_ko "$1"
 }
 
 if [[ ${1:-} == --inside ]]; then
