@@ -18,7 +18,7 @@ for tool in mkfs.vfat mkfs.ext4; do
 	command -v $tool >/dev/null || { echo "SKIP: no $tool (dosfstools, e2fsprogs)"; exit 77; }
 done
 modprobe -d "${RIG_MODDIR:-/}" brd rd_nr=2 rd_size=65536
-for m in vfat nls_cp437 nls_ascii; do modprobe -d "${RIG_MODDIR:-/}" $m; done
+for m in vfat nls_cp437 nls_ascii ext4 crc32c_generic; do modprobe -d "${RIG_MODDIR:-/}" $m; done
 mkfs.vfat /dev/ram0 >/dev/null
 mkfs.ext4 -q -F /dev/ram1
 mkdir -p /tmp/vfat /tmp/ext4
