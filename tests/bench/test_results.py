@@ -19,6 +19,8 @@ OTHERS = {
                       "files were not committed (issue 28: to be rerun)",
     "datapath.md": "prose; its tables are dio_ab.py's over the committed "
                    "raw files in dio-ab-*/ (the commands are in it)",
+    "packages.md": "prose: tests/rig/test-packages' checks per kernel, "
+                   "pass or fail, with their command",
 }
 
 
