@@ -300,3 +300,16 @@ bool virtio_regs__notifiable(const struct virtio_regs *r, uint64_t q)
 	       !virtio_regs__broken(r) && q < r->vdev->num_queues &&
 	       r->ready[q];
 }
+
+int virtio_regs__find(const struct virtio_reg_at *map, unsigned int n,
+		      uint64_t off, enum virtio_reg *reg)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (map[i].off == off) {
+			*reg = map[i].reg;
+			return 0;
+		}
+	return -1;
+}

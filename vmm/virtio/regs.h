@@ -40,6 +40,16 @@ enum virtio_reg {
 	VREG_QUEUE_USED_HI,
 };
 
+/* One register at a transport's offset: its layout, as a table. */
+struct virtio_reg_at {
+	uint16_t off;
+	enum virtio_reg reg;
+};
+
+/* The register at @off in @map (@n entries): 0, or -1 when none is. */
+int virtio_regs__find(const struct virtio_reg_at *map, unsigned int n,
+		      uint64_t off, enum virtio_reg *reg);
+
 /* Where the transports differ in what the registers mean. */
 struct virtio_regs_rules {
 	/* a queue's size after a reset: mmio 0, pci the maximum (4.1.4.3.1) */
