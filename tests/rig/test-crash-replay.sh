@@ -36,29 +36,37 @@ readonly POINTS=${GPIN_CRASH_POINTS:-60}
 . "$HERE/guest-test-lib.sh"
 
 # The guest's writers: WORKER N ITERATIONS.  Each file's content is new
-# random bytes; the ledger line follows the file's fsync and is fsynced
-# itself.  Directories are fsynced after a rename into them.
+# random bytes.  The ledger (the line format is crashcheck.py's) says what
+# was made durable: PUT after the file's fsync, MV before a rename and
+# MOVED after both directories' fsyncs, RM before an unlink; every line
+# is appended in one write and fsynced before the worker goes on.
+# shellcheck disable=SC2016 # expanded in the guest
 GUEST_WORK='set -e
 mount -t ext4 /dev/vda /mnt
+note() {
+	echo "$*" >>/mnt/LEDGER
+	sync /mnt/LEDGER
+}
 worker() {
-	d=/mnt/w$1
-	mkdir -p $d/a $d/b
-	sync $d /mnt
+	w=w$1
+	mkdir -p /mnt/$w/a /mnt/$w/b
+	sync /mnt/$w/a /mnt/$w/b /mnt/$w /mnt
 	i=0
 	while [ $i -lt $2 ]; do
-		f=$d/a/f$i
-		dd if=/dev/urandom of=$f bs=4k count=$((i % 7 + 1)) 2>/dev/null
-		sync $f
-		echo "w$1/a/f$i $(sha256sum $f | cut -d" " -f1)" >>/mnt/LEDGER
-		sync /mnt/LEDGER
+		f=$w/a/f$i g=$w/b/g$i
+		dd if=/dev/urandom of=/mnt/$f bs=4k count=$((i % 7 + 1)) 2>/dev/null
+		sync /mnt/$f
+		note PUT $f $(sha256sum /mnt/$f | cut -d" " -f1)
 		if [ $((i % 3)) -eq 0 ]; then
-			mv $f $d/b/g$i
-			sync $d/b $d/a
-			echo "w$1/b/g$i $(sha256sum $d/b/g$i | cut -d" " -f1)" >>/mnt/LEDGER
-			sync /mnt/LEDGER
+			note MV $f $g
+			mv /mnt/$f /mnt/$g
+			sync /mnt/$w/b /mnt/$w/a
+			note MOVED $f $g
 		fi
-		if [ $((i % 5)) -eq 4 ] && [ -e $d/a/f$((i - 4)) ]; then
-			rm $d/a/f$((i - 4))
+		old=$w/a/f$((i - 4))
+		if [ $((i % 5)) -eq 4 ] && [ -e /mnt/$old ]; then
+			note RM $old
+			rm /mnt/$old
 		fi
 		i=$((i + 1))
 	done
@@ -118,7 +126,7 @@ inside() {
 # gpin.ko for the test host's kernel; room for two ramdisks.
 guest_test_rig_args() {
 	rig_args_gpin_ko "$1"
-	printf '%s\n' --mem 6G
+	printf '%s\n' --mem 6G --env "GPIN_CRASH_POINTS=$POINTS"
 }
 
 if [[ ${1:-} == --inside ]]; then

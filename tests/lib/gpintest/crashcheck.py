@@ -2,19 +2,29 @@
 """What a crash at each flush would have left: replay, fsck, fsynced files.
 
 The guest of tests/rig/test-crash-replay.sh works on ext4 over a disk the
-test host logs with dm-log-writes.  After every fsync of a file it appends
-"NAME SHA256" to /LEDGER and fsyncs the ledger: so whatever a crash leaves,
-every file the ledger names was fsynced before, and must be there with
-that content.  For each FLUSH or FUA point of the log after the mark the
-test set once the filesystem was made (and at most --points of them,
-evenly spread), this replays the log onto an image of the disk as it was
-when logging began, and checks a copy of it:
+test host logs with dm-log-writes, and keeps /LEDGER, a log of what it
+did, each line appended and fsynced (so a line is there only if what it
+says was done before it):
+
+    PUT NAME SHA       NAME was written and fsynced with content SHA
+    MV FROM TO         about to rename FROM to TO (line written before)
+    MOVED FROM TO      renamed, both directories fsynced
+    RM NAME            about to unlink NAME (never fsynced: may be undone)
+
+What the ledger demands of a crash image (expect()): a PUT file is there
+with its content until a later line says otherwise; during an MV exactly
+one of FROM and TO is there, with FROM's content (a rename is atomic);
+after MOVED, TO is and FROM is not; after RM the file may be there or not
+but if it is, it has its content.  For each FLUSH or FUA point of the log
+after the mark the test set once the filesystem was made (and at most
+--points of them, evenly spread), this replays the log onto an image of
+the disk as it was when logging began, and checks a copy of it:
 
   1. e2fsck -E journal_only replays the journal, as a mount after the
      crash would, and nothing else; then e2fsck -fn must find nothing
      (status 0): whatever else it would fix was lost or torn;
-  2. the ledger's every file is there, with its SHA-256 (debugfs reads
-     them: nothing is mounted).
+  2. the ledger's demands hold (debugfs reads the files: nothing is
+     mounted).
 
     python3 -m gpintest.crashcheck --log DEV --size BYTES --mark NAME \\
         [--points N] [--work DIR]
@@ -48,27 +58,129 @@ def spread(points, most):
     return chosen
 
 
-def parse_ledger(text):
-    """{name: sha256} of the ledger's complete lines; a line cut short by
-    the crash (no newline, or not two words) is not a claim."""
-    out = {}
+class Expect:
+    """What a crash image must hold, by the ledger: MUST {name: sha},
+    GONE (names not there), MAYBE {name: sha} (either absent or with
+    that content) and ONE_OF [(from, to, sha)] (exactly one there)."""
+
+    def __init__(self):
+        self.must, self.maybe, self.gone, self.one_of = {}, {}, set(), []
+
+    def _forget(self, name):
+        self.must.pop(name, None)
+        self.maybe.pop(name, None)
+        self.gone.discard(name)
+        self.one_of = [p for p in self.one_of if name not in p[:2]]
+
+    def _known(self, name):
+        """The content NAME is known to have, or None."""
+        if name in self.must:
+            return self.must[name]
+        for frm, to, sha in self.one_of:
+            if name in (frm, to):
+                return sha
+        return self.maybe.get(name)
+
+    def apply(self, words):
+        """One complete ledger line; False when it is not one."""
+        op, args = (words[0], words[1:]) if words else ("", [])
+        if op == "PUT" and len(args) == 2 and len(args[1]) == 64:
+            self._forget(args[0])
+            self.must[args[0]] = args[1]
+        elif op == "MV" and len(args) == 2:
+            sha = self._known(args[0])
+            if sha is None:
+                return False
+            self._forget(args[0])
+            self._forget(args[1])
+            self.one_of.append((args[0], args[1], sha))
+        elif op == "MOVED" and len(args) == 2:
+            sha = self._known(args[0]) or self._known(args[1])
+            if sha is None:
+                return False
+            self._forget(args[0])
+            self._forget(args[1])
+            self.must[args[1]] = sha
+            self.gone.add(args[0])
+        elif op == "RM" and len(args) == 1:
+            sha = self._known(args[0])
+            if sha is None:
+                return False
+            self._forget(args[0])
+            self.maybe[args[0]] = sha
+        else:
+            return False
+        return True
+
+    def names(self):
+        return len(self.must) + len(self.one_of)
+
+    def violations(self, content):
+        """What the image breaks; CONTENT(name) is the SHA-256 of the
+        file NAME in the image, or None when it is not there."""
+        bad = []
+        for name, sha in sorted(self.must.items()):
+            got = content(name)
+            if got is None:
+                bad.append("%s: fsynced, not there" % name)
+            elif got != sha:
+                bad.append("%s: fsynced, other content" % name)
+        for name in sorted(self.gone):
+            if content(name) is not None:
+                bad.append("%s: renamed away and fsynced, still there"
+                           % name)
+        for name, sha in sorted(self.maybe.items()):
+            got = content(name)
+            if got is not None and got != sha:
+                bad.append("%s: being unlinked, other content" % name)
+        for frm, to, sha in self.one_of:
+            there = [n for n in (frm, to) if content(n) is not None]
+            if len(there) != 1:
+                bad.append("%s -> %s: mid-rename, %d of the two there"
+                           % (frm, to, len(there)))
+            elif content(there[0]) != sha:
+                bad.append("%s: mid-rename, other content" % there[0])
+        return bad
+
+
+def expect(text):
+    """The Expect of a ledger's complete lines.  A line cut short by the
+    crash (no newline) is not a claim; a complete line that makes no
+    sense is an error (the ledger itself came back wrong)."""
+    ex = Expect()
     lines = text.split("\n")
-    for line in lines[:-1]:             # the last has no newline
-        words = line.split()
-        if len(words) == 2 and len(words[1]) == 64:
-            out[words[0]] = words[1]
-    return out
+    for n, line in enumerate(lines[:-1], 1):    # the last has no newline
+        if line.strip("\0") == "":
+            continue                # a crash may leave zeros past the end
+        if not ex.apply(line.split()):
+            raise CheckFailed("LEDGER line %d makes no sense: %r"
+                              % (n, line[:120]))
+    return ex
 
 
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-def debugfs_read(image, path, dest):
-    """PATH of the ext4 IMAGE into DEST; False when it is not there."""
-    p = run(["debugfs", "-R", "dump %s %s" % (path, dest), image])
-    return p.returncode == 0 and os.path.exists(dest) and \
-        "File not found" not in p.stderr
+def debugfs_read(image, paths, dest):
+    """The files PATHS of the ext4 IMAGE, read with one debugfs (nothing
+    is mounted): {path: bytes, or None when it is not there}.  DEST is a
+    scratch directory."""
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
+    cmds = os.path.join(dest, "cmds")
+    with open(cmds, "w") as f:
+        for i, path in enumerate(paths):
+            f.write('dump "%s" "%s"\n' % (path, os.path.join(dest, str(i))))
+    run(["debugfs", "-f", cmds, image])
+    out = {}
+    for i, path in enumerate(paths):
+        try:
+            with open(os.path.join(dest, str(i)), "rb") as f:
+                out[path] = f.read()
+        except FileNotFoundError:
+            out[path] = None
+    return out
 
 
 def check_image(image, work):
@@ -84,20 +196,18 @@ def check_image(image, work):
     if p.returncode:
         raise CheckFailed("e2fsck -fn after the journal: status %d: %s"
                           % (p.returncode, p.stdout[-500:]))
-    dest = os.path.join(work, "file")
-    ledger = {}
-    if debugfs_read(copy, "/LEDGER", dest):
-        with open(dest, errors="replace") as f:
-            ledger = parse_ledger(f.read())
-    for name, digest in sorted(ledger.items()):
-        if os.path.exists(dest):
-            os.unlink(dest)
-        if not debugfs_read(copy, "/" + name, dest):
-            raise CheckFailed("%s: fsynced, not there" % name)
-        with open(dest, "rb") as f:
-            if hashlib.sha256(f.read()).hexdigest() != digest:
-                raise CheckFailed("%s: fsynced, other content" % name)
-    return len(ledger)
+    dest = os.path.join(work, "files")
+    text = debugfs_read(copy, ["/LEDGER"], dest)["/LEDGER"] or b""
+    ex = expect(text.decode(errors="replace"))
+    names = sorted(set(ex.must) | ex.gone | set(ex.maybe) |
+                   {n for p in ex.one_of for n in p[:2]})
+    files = debugfs_read(copy, ["/" + n for n in names], dest)
+    sha = {n: None if files["/" + n] is None else
+           hashlib.sha256(files["/" + n]).hexdigest() for n in names}
+    bad = ex.violations(sha.get)
+    if bad:
+        raise CheckFailed("; ".join(bad[:5]))
+    return ex.names()
 
 
 def main(argv=None):
