@@ -68,7 +68,8 @@ enum gpin_mode {
 
 /* gpin_pin.flags */
 #define GPIN_PIN_WRITE		(1U << 0)	/* pages will be written to */
-#define GPIN_PIN_FLAGS_ALL	GPIN_PIN_WRITE
+#define GPIN_PIN_DIO		(1U << 1)	/* serves GPIN_DIO_PINNED */
+#define GPIN_PIN_FLAGS_ALL	(GPIN_PIN_WRITE | GPIN_PIN_DIO)
 
 /**
  * struct gpin_pin - GPIN_IOC_PIN
@@ -92,6 +93,16 @@ enum gpin_mode {
  * mlock()ed and pinned would be charged twice) and updating it takes the
  * mmap_lock for writing, the lock gpin exists to stay off.  @pfns needs
  * CAP_SYS_ADMIN.
+ *
+ * With GPIN_PIN_DIO the handle also serves direct I/O requests that say
+ * GPIN_DIO_PINNED (below): their buffers are looked up by address among
+ * the file's GPIN_PIN_DIO handles, which therefore must not overlap
+ * (EEXIST).  Such a request uses the handle's pages as they were pinned,
+ * whatever is mapped at those addresses by then (as RDMA's registered
+ * memory does): a process that unmaps or remaps a registered range does
+ * I/O on the old pages until it unpins the handle.  UNPIN and the last
+ * close do not wait for I/O in flight on a handle: its pages stay pinned
+ * (and charged) until that I/O has finished.
  */
 struct gpin_pin {
 	__u32 size;
@@ -220,8 +231,12 @@ struct gpin_stats_reset {
  *              misalignment, a negative offset
  *   E2BIG      nr_segs > GPIN_DIO_MAX_SEGS, or more than GPIN_DIO_MAX_BYTES
  *   EFAULT     bad iov pointer, buffers not (entirely) mapped or, for READ,
- *              not writable
- *   EPERM      caller's mm is not the one that opened /dev/gpin
+ *              not writable; GPIN_DIO_PINNED: a segment not inside one
+ *              GPIN_PIN_DIO handle of @pins_fd (for READ, one pinned with
+ *              GPIN_PIN_WRITE)
+ *   EPERM      caller's mm is not the one that opened /dev/gpin, or
+ *              GPIN_DIO_PINNED with a @pins_fd opened by another mm
+ *   EBADF      also: GPIN_DIO_PINNED and @pins_fd is not a /dev/gpin file
  *   others     from pinning (ENOMEM, ...) and from the file (EIO, ENOSPC...)
  */
 #define GPIN_DIO_MAX_SEGS	256U		/* iovec segments per request */
@@ -239,19 +254,32 @@ enum gpin_dio_op {
 	GPIN_DIO_WRITE = 1,
 };
 
+/* gpin_dio.flags */
+#define GPIN_DIO_PINNED		(1U << 0)	/* no pin work: see @pins_fd */
+#define GPIN_DIO_FLAGS_ALL	GPIN_DIO_PINNED
+
 /**
  * struct gpin_dio - one direct I/O request: GPIN_IOC_DIO, and the elements
  *	of GPIN_IOC_DIO_SUBMIT's array
  * @size: sizeof(struct gpin_dio)
- * @flags: must be zero
+ * @flags: GPIN_DIO_*
  * @fd: file descriptor of the caller: regular file or block device
  * @op: enum gpin_dio_op
  * @offset: file offset in bytes
  * @iov: user pointer to struct iovec[@nr_segs], the buffers
  * @nr_segs: 1..GPIN_DIO_MAX_SEGS; zero-length segments are allowed
- * @mode: enum gpin_mode: how the buffers' pages are pinned
+ * @mode: enum gpin_mode: how the buffers' pages are pinned; with
+ *	GPIN_DIO_PINNED must be 0, and the request is counted under the mode
+ *	that pinned its (first segment's) handle
  * @user_data: SUBMIT: returned in the request's struct gpin_dio_event;
  *	DIO: ignored
+ * @pins_fd: GPIN_DIO_PINNED: a /dev/gpin file of the same process (this
+ *	one or another, e.g. one that holds a VM's RAM for all its queues);
+ *	each non-empty segment must lie inside one of its GPIN_PIN_DIO
+ *	handles, whose pages the I/O uses with no pin work at all; the
+ *	request keeps the handle's pages until it completes.  Otherwise
+ *	must be zero
+ * @reserved0: must be zero
  * @reserved: must be zero
  */
 struct gpin_dio {
@@ -264,7 +292,9 @@ struct gpin_dio {
 	__u32 nr_segs;
 	__u32 mode;
 	__u64 user_data;
-	__u64 reserved[2];
+	__s32 pins_fd;
+	__u32 reserved0;
+	__u64 reserved[1];
 };
 
 /**

@@ -208,6 +208,50 @@ static void gpin_dio_free_arrays(struct gpin_dio_req *req)
 }
 
 /*
+ * Process context: the uses of PIN handles a GPIN_DIO_PINNED request
+ * holds, their pages dirtied first when @dirty (a read into them: the
+ * handle keeps its pins, so unpinning cannot dirty them).
+ */
+static void gpin_dio_return_views(struct gpin_dio_req *req, bool dirty)
+{
+	unsigned int i;
+	unsigned long j;
+
+	for (i = 0; i < req->nr_ranges; i++) {
+		struct gpin_range *r = &req->ranges[i];
+
+		if (!r->lender)
+			continue;
+		for (j = 0; dirty && j < r->npages; j++)
+			if (!folio_test_dirty(page_folio(r->pages[j])))
+				set_page_dirty_lock(r->pages[j]);
+		gpin_handle_put(r->lender);
+		r->lender = NULL;
+	}
+}
+
+/*
+ * Any context: the same without dirtying, as long as no use is a
+ * handle's last (whose release sleeps); false when one is, and the rest
+ * is left to gpin_dio_return_views().
+ */
+static bool gpin_dio_return_views_atomic(struct gpin_dio_req *req)
+{
+	unsigned int i;
+
+	for (i = 0; i < req->nr_ranges; i++) {
+		struct gpin_range *r = &req->ranges[i];
+
+		if (!r->lender)
+			continue;
+		if (!gpin_handle_put_unless_last(r->lender))
+			return false;
+		r->lender = NULL;
+	}
+	return true;
+}
+
+/*
  * Process context: whatever the request still holds (everything, on an
  * error before the I/O; only itself, once finished), then the request.
  */
@@ -217,6 +261,7 @@ static void gpin_dio_req_free(struct gpin_dio_req *req)
 	unsigned int i;
 
 	might_sleep();
+	gpin_dio_return_views(req, false);
 	for (i = 0; i < req->nr_ranges; i++)
 		gpin_range_release(&req->ranges[i], req->dirty);
 	gpin_dio_free_arrays(req);
@@ -229,8 +274,9 @@ static void gpin_dio_req_free(struct gpin_dio_req *req)
 
 /*
  * The I/O is over and nobody uses the request for it any more: unpin the
- * pages and drop the file.  Returns false, having done nothing, when a
- * read's pages need dirtying under the page lock and @can_sleep is false.
+ * pages (or return the handles' uses) and drop the file.  Returns false
+ * when @can_sleep is false and what is left needs a context that can:
+ * a read's pages dirtied under the page lock, a handle's last use.
  */
 static bool gpin_dio_release(struct gpin_dio_req *req, bool can_sleep)
 {
@@ -243,6 +289,9 @@ static bool gpin_dio_release(struct gpin_dio_req *req, bool can_sleep)
 				return false;
 		dirty = false;	/* all dirty already: a plain unpin */
 	}
+	if (!can_sleep && !gpin_dio_return_views_atomic(req))
+		return false;
+	gpin_dio_return_views(req, dirty);
 	for (i = 0; i < req->nr_ranges; i++)
 		gpin_range_unpin(&req->ranges[i], dirty);
 	gpin_file_unaccount(req->gf, req->npages);
@@ -333,22 +382,13 @@ static long gpin_dio_result(long res)
 	}
 }
 
-/*
- * Validate @d, take the file, pin the buffers and build the iterator.
- * On error nothing is held (the caller frees @req).
- */
-static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
+static int gpin_dio_check(const struct gpin_dio *d)
 {
-	struct iovec fast_iov[UIO_FASTIOV], *iov = fast_iov;
-	struct file *file;
-	size_t bytes = 0;
-	unsigned long npages = 0;
-	unsigned int i, nb = 0;
-	umode_t type;
-	int ret;
+	bool pinned = d->flags & GPIN_DIO_PINNED;
 
-	if (d->flags || d->reserved[0] || d->reserved[1] ||
-	    d->op > GPIN_DIO_WRITE || d->mode >= GPIN_MODE_COUNT ||
+	if ((d->flags & ~GPIN_DIO_FLAGS_ALL) || d->reserved0 ||
+	    d->reserved[0] || d->op > GPIN_DIO_WRITE ||
+	    d->mode >= GPIN_MODE_COUNT || (pinned ? d->mode : d->pins_fd) ||
 	    !d->nr_segs || (s64)d->offset < 0)
 		return -EINVAL;
 	if (d->nr_segs > GPIN_DIO_MAX_SEGS)
@@ -356,11 +396,15 @@ static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
 	/* struct iovec of a 32-bit caller has another layout */
 	if (in_compat_syscall())
 		return -EOPNOTSUPP;
-	req->write = d->op == GPIN_DIO_WRITE;
-	req->mode = d->mode;
-	req->user_data = d->user_data;
+	return 0;
+}
 
-	file = fget(d->fd);
+/* The file the I/O goes to, open for it and able to do direct I/O. */
+static int gpin_dio_get_file(struct gpin_dio_req *req, int fd)
+{
+	struct file *file = fget(fd);
+	umode_t type;
+
 	if (!file)
 		return -EBADF;
 	req->iocb.ki_filp = file;
@@ -370,18 +414,36 @@ static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
 	if ((type != S_IFREG && type != S_IFBLK) ||
 	    !(file->f_mode & FMODE_CAN_ODIRECT))
 		return -EINVAL;
+	return 0;
+}
 
-	/* most requests are a few segments: no allocation for them */
-	if (d->nr_segs > UIO_FASTIOV) {
-		iov = memdup_user(u64_to_user_ptr(d->iov),
-				  array_size(d->nr_segs, sizeof(*iov)));
-		if (IS_ERR(iov))
-			return PTR_ERR(iov);
-	} else if (copy_from_user(fast_iov, u64_to_user_ptr(d->iov),
-				  d->nr_segs * sizeof(*iov))) {
-		return -EFAULT;
-	}
-	for (i = 0; i < d->nr_segs; i++) {
+/*
+ * GPIN_DIO_PINNED: the /dev/gpin file @fd, whose handles hold the
+ * buffers; it must act on our mm, or its pages are not the caller's.
+ */
+static int gpin_dio_get_pins(struct gpin_dio_req *req, int fd,
+			     struct file **pfile)
+{
+	struct gpin_file *src;
+
+	*pfile = gpin_fget(fd);
+	if (!*pfile)
+		return -EBADF;
+	src = (*pfile)->private_data;
+	return src->mm == req->gf->mm ? 0 : -EPERM;
+}
+
+/*
+ * The segments' sizes and pages: *@nb non-empty ones, *@bytes and
+ * *@npages in all.
+ */
+static int gpin_dio_measure(const struct iovec *iov, unsigned int nr_segs,
+			    unsigned int *nb, size_t *bytes,
+			    unsigned long *npages)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_segs; i++) {
 		unsigned long base = (unsigned long)iov[i].iov_base;
 		size_t len = iov[i].iov_len;
 		unsigned long end;
@@ -389,67 +451,169 @@ static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
 		if (!len)
 			continue;
 		if (len > GPIN_DIO_MAX_BYTES ||
-		    check_add_overflow(bytes, len, &bytes) ||
-		    bytes > GPIN_DIO_MAX_BYTES) {
-			ret = -E2BIG;
-			goto out;
-		}
+		    check_add_overflow(*bytes, len, bytes) ||
+		    *bytes > GPIN_DIO_MAX_BYTES)
+			return -E2BIG;
 		if (check_add_overflow(base, len, &end) ||
-		    !access_ok(iov[i].iov_base, len)) {
-			ret = -EFAULT;
-			goto out;
-		}
-		npages += (PAGE_ALIGN(end) - (base & PAGE_MASK)) >> PAGE_SHIFT;
-		nb++;
+		    !access_ok(iov[i].iov_base, len))
+			return -EFAULT;
+		*npages += (PAGE_ALIGN(end) - (base & PAGE_MASK)) >> PAGE_SHIFT;
+		(*nb)++;
 	}
+	return 0;
+}
 
-	/* in flight, these pages count against the file's limit too */
-	ret = gpin_file_account(req->gf, npages);
-	if (ret)
-		goto out;
-	req->npages = npages;
+/*
+ * Range @r becomes a view of the pages of the handle of @src that holds
+ * [@start, @start + @npages pages), with a use of that handle.
+ */
+static int gpin_dio_lend(struct gpin_dio_req *req, struct gpin_file *src,
+			 struct gpin_range *r, unsigned long start,
+			 unsigned long npages)
+{
+	struct gpin_handle *h;
 
-	ret = gpin_dio_alloc_arrays(req, nb, npages);
-	if (ret)
-		goto out;
+	/* READ: the device writes into the buffers */
+	h = gpin_span_get(src, start, start + (npages << PAGE_SHIFT),
+			  !req->write);
+	if (!h)
+		return -EFAULT;
+	*r = (struct gpin_range){
+		.start = start,
+		.npages = npages,
+		.pages = h->r.pages + ((start - h->r.start) >> PAGE_SHIFT),
+		.stats = req->gf->stats,
+		.mode = h->r.mode,
+		.write = !req->write,
+		.lender = h,
+	};
+	/* counted under the mode that pinned the first segment's pages */
+	if (!req->nr_ranges)
+		req->mode = h->r.mode;
+	return 0;
+}
 
-	npages = 0;
+/* One bio_vec per page of the segment [@base, @base + @len) in @r. */
+static void gpin_dio_add_bvecs(struct gpin_dio_req *req,
+			       const struct gpin_range *r, unsigned long base,
+			       size_t len, unsigned long *nbv)
+{
+	unsigned int off = offset_in_page(base);
+	unsigned long j;
+
+	for (j = 0; j < r->npages; j++) {
+		struct bio_vec *bv = &req->bvec[(*nbv)++];
+		size_t n = min_t(size_t, len, PAGE_SIZE - off);
+
+		bv->bv_page = r->pages[j];
+		bv->bv_offset = off;
+		bv->bv_len = n;
+		len -= n;
+		off = 0;
+	}
+}
+
+/*
+ * Each non-empty segment's pages into a range of @req: pinned in
+ * @d->mode, or, with @pins, lent by a handle of that file.
+ */
+static int gpin_dio_take_pages(struct gpin_dio_req *req,
+			       const struct gpin_dio *d,
+			       const struct iovec *iov, struct gpin_file *pins)
+{
+	unsigned long nbv = 0;
+	unsigned int i;
+	int ret;
+
 	for (i = 0; i < d->nr_segs; i++) {
 		unsigned long base = (unsigned long)iov[i].iov_base;
 		size_t len = iov[i].iov_len;
 		unsigned long start = base & PAGE_MASK;
-		unsigned int off = offset_in_page(base);
+		unsigned long n = (PAGE_ALIGN(base + len) - start) >> PAGE_SHIFT;
 		struct gpin_range *r = &req->ranges[req->nr_ranges];
-		unsigned long j;
 
 		if (!len)
 			continue;
-		/* READ: the device writes into the buffers */
-		ret = gpin_range_pin(r, start,
-				     (PAGE_ALIGN(base + len) - start) >>
-				     PAGE_SHIFT, d->mode,
-				     req->write ? 0 : GPIN_RANGE_WRITE,
-				     req->pages + npages, req->gf->stats);
+		if (pins)
+			ret = gpin_dio_lend(req, pins, r, start, n);
+		else	/* READ: the device writes into the buffers */
+			ret = gpin_range_pin(r, start, n, d->mode,
+					     req->write ? 0 : GPIN_RANGE_WRITE,
+					     req->pages + nbv, req->gf->stats);
+		if (ret)
+			return ret;
+		req->nr_ranges++;
+		gpin_dio_add_bvecs(req, r, base, len, &nbv);
+	}
+	return 0;
+}
+
+/*
+ * Validate @d, take the file, pin (or borrow) the buffers and build the
+ * iterator.  On error what is held is the request's (the caller frees
+ * @req).
+ */
+static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
+{
+	struct iovec fast_iov[UIO_FASTIOV], *iov = fast_iov;
+	struct file *pfile = NULL;
+	unsigned long npages = 0;
+	unsigned int nb = 0;
+	size_t bytes = 0;
+	int ret;
+
+	ret = gpin_dio_check(d);
+	if (ret)
+		return ret;
+	req->write = d->op == GPIN_DIO_WRITE;
+	req->mode = d->mode;
+	req->user_data = d->user_data;
+	ret = gpin_dio_get_file(req, d->fd);
+	if (ret)
+		return ret;
+	if (d->flags & GPIN_DIO_PINNED) {
+		ret = gpin_dio_get_pins(req, d->pins_fd, &pfile);
 		if (ret)
 			goto out;
-		req->nr_ranges++;
-		for (j = 0; j < r->npages; j++) {
-			struct bio_vec *bv = &req->bvec[npages++];
-			size_t n = min_t(size_t, len, PAGE_SIZE - off);
-
-			bv->bv_page = r->pages[j];
-			bv->bv_offset = off;
-			bv->bv_len = n;
-			len -= n;
-			off = 0;
-		}
 	}
-	iov_iter_bvec(&req->iter, req->write ? ITER_SOURCE : ITER_DEST,
-		      req->bvec, npages, bytes);
-	ret = 0;
+
+	/* most requests are a few segments: no allocation for them */
+	if (d->nr_segs > UIO_FASTIOV) {
+		iov = memdup_user(u64_to_user_ptr(d->iov),
+				  array_size(d->nr_segs, sizeof(*iov)));
+		if (IS_ERR(iov)) {
+			ret = PTR_ERR(iov);
+			iov = fast_iov;
+			goto out;
+		}
+	} else if (copy_from_user(fast_iov, u64_to_user_ptr(d->iov),
+				  d->nr_segs * sizeof(*iov))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	ret = gpin_dio_measure(iov, d->nr_segs, &nb, &bytes, &npages);
+	if (ret)
+		goto out;
+
+	/* in flight, pages pinned for it count against the file's limit */
+	if (!pfile) {
+		ret = gpin_file_account(req->gf, npages);
+		if (ret)
+			goto out;
+		req->npages = npages;
+	}
+	ret = gpin_dio_alloc_arrays(req, nb, npages);
+	if (!ret)
+		ret = gpin_dio_take_pages(req, d, iov,
+					  pfile ? pfile->private_data : NULL);
+	if (!ret)
+		iov_iter_bvec(&req->iter, req->write ? ITER_SOURCE : ITER_DEST,
+			      req->bvec, npages, bytes);
 out:
 	if (iov != fast_iov)
 		kfree(iov);
+	if (pfile)
+		fput(pfile);
 	return ret;
 }
 
@@ -501,8 +665,13 @@ static void gpin_dio_leak(struct gpin_dio_req *req)
 {
 	unsigned int i;
 
+	/*
+	 * A view keeps its handle's use, so that handle's pages stay pinned
+	 * (and its file, and so the module, stay) for good too.
+	 */
 	for (i = 0; i < req->nr_ranges; i++)
-		gpin_range_forget(&req->ranges[i]);
+		if (!req->ranges[i].lender)
+			gpin_range_forget(&req->ranges[i]);
 	gpin_file_unaccount(req->gf, req->npages);
 	atomic_long_add(req->npages, &gpin_dio_leaked);
 	pr_err("gpin: %pD queued a synchronous direct I/O: %lu pages stay pinned for good\n",

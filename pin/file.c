@@ -7,8 +7,10 @@
  * handles (handle.c) and direct I/O requests (dio.c), each of which counts
  * its pages in the file's live_pages, up to GPIN_MAX_PAGES_PER_FILE.
  *
- * Lifetime: one reference for the open file and one for every direct I/O
- * request from its allocation to its free.  The last close (main.c)
+ * Lifetime: one reference for the open file, one for every direct I/O
+ * request from its allocation to its free, and one for every PIN handle
+ * until its last use (a request of another file may be using its pages:
+ * handle.c).  The last close (main.c)
  * releases the handles and the completed requests nobody reaped, and
  * drops the open file's reference; I/O still in flight cannot be recalled from the block
  * layer and is not waited for (an I/O that never completes, on a dm
@@ -50,6 +52,7 @@ struct gpin_file *gpin_file_create(void)
 	gf->mm = current->mm;
 	mmgrab(gf->mm);
 	xa_init_flags(&gf->pins, XA_FLAGS_ALLOC1);
+	mt_init_flags(&gf->spans, MT_FLAGS_USE_RCU);
 	atomic_long_set(&gf->live_pages, 0);
 	return gf;
 }

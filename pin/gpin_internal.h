@@ -9,6 +9,7 @@
 
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/maple_tree.h>
 #include <linux/mm_types.h>
 #include <linux/percpu.h>
 #include <linux/refcount.h>
@@ -64,6 +65,9 @@ struct gpin_pin_tally {
  * @held: the pins are still held (gpin_range_unpin() clears it)
  * @own_pages: @pages was allocated by gpin_range_pin(), not lent to it
  * @fast_pages: how many the lockless walk took
+ * @lender: a view of a PIN handle's pages (GPIN_DIO_PINNED), holding a use
+ *	of that handle instead of pins of its own; NULL for a range that
+ *	pinned its pages
  *
  * The unit of pinning: a PIN handle owns one, and a direct I/O request
  * holds one per non-empty iovec segment (dio.c).
@@ -78,15 +82,35 @@ struct gpin_range {
 	bool held;
 	bool own_pages;
 	unsigned long fast_pages;
+	struct gpin_handle *lender;
+};
+
+/**
+ * struct gpin_handle - a PIN handle: a range of a file, pinned long-term
+ * @r: its pages
+ * @gf: the file that pinned them, a reference: the charges go back to it
+ * @users: one for the file's tables, one per direct I/O request whose
+ *	buffers are in it; the last put releases the pages
+ * @dio: GPIN_PIN_DIO: also in @gf->spans, found there by address
+ * @rcu: a request's lookup may still see the handle after the last put
+ */
+struct gpin_handle {
+	struct gpin_range r;
+	struct gpin_file *gf;
+	refcount_t users;
+	bool dio;
+	struct rcu_head rcu;
 };
 
 /**
  * struct gpin_file - state of one open file of /dev/gpin
- * @refs: one for the open file, one per direct I/O request not yet freed;
- *	the last put frees the file, after its close
+ * @refs: one for the open file, one per direct I/O request not yet freed,
+ *	one per PIN handle not yet released; the last put frees the file,
+ *	after its close
  * @mm: the mm of the opener (mmgrab()ed); the only mm the file acts on
  * @stats: this file's counters (GPIN_STATS_FILE)
- * @pins: handle -> struct gpin_range
+ * @pins: handle -> struct gpin_handle
+ * @spans: the GPIN_PIN_DIO handles by user address range (RCU readers)
  * @live_pages: pages held through @pins and by direct I/O requests not yet
  *	released
  * @dio_lock: protects @dio_events, @dio_closed and @eventfd
@@ -101,6 +125,7 @@ struct gpin_file {
 	struct mm_struct *mm;
 	struct gpin_pcpu_stats __percpu *stats;
 	struct xarray pins;
+	struct maple_tree spans;
 	atomic_long_t live_pages;
 
 	spinlock_t dio_lock;		/* @dio_events, @dio_closed, @eventfd */
@@ -157,6 +182,13 @@ void gpin_file_unaccount(struct gpin_file *gf, unsigned long npages);
 long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg);
 long gpin_handle_unpin(struct gpin_file *gf, void *arg, void __user *uarg);
 void gpin_handle_release_all(struct gpin_file *gf);
+struct gpin_handle *gpin_span_get(struct gpin_file *gf, unsigned long start,
+				  unsigned long end, bool write);
+void gpin_handle_put(struct gpin_handle *h);
+bool gpin_handle_put_unless_last(struct gpin_handle *h);
+
+/* main.c: the /dev/gpin file behind @fd, referenced (fput()), or NULL */
+struct file *gpin_fget(int fd);
 
 /* dio.c */
 int gpin_dio_init(void);

@@ -9,6 +9,15 @@
  * charges: that is mlock()'s counter too, so a VM whose RAM is also
  * mlock()ed would be charged twice, and account_locked_vm() takes the
  * mmap_lock for writing, the lock gpin exists to stay off.
+ *
+ * A GPIN_PIN_DIO handle is also in the file's @spans, by address, where a
+ * GPIN_DIO_PINNED request (dio.c) finds the pages of its buffers with no
+ * pin work, and takes a use of the handle for as long as its I/O runs.
+ * So a handle is refcounted: UNPIN and the last close only take it out of
+ * the tables and drop the tables' use; the last use releases the pages.
+ * A lookup runs under RCU, beside an UNPIN that may take the handle away:
+ * it keeps the handle only if its use count was not zero yet, and the
+ * handle's memory outlives the grace period (kfree_rcu()).
  */
 #include <linux/capability.h>
 #include <linux/mm.h>
@@ -39,19 +48,63 @@ static void gpin_uncharge_pinned(struct gpin_file *gf, unsigned long npages)
 }
 
 /*
- * A write handle's pages are dirtied on release, as VFIO and RDMA do: a
- * device may have written them through the frame numbers, not through
- * the process's ptes, and a clean page could then be dropped or written
- * back without that data.
+ * The last use.  A write handle's pages are dirtied on release, as VFIO
+ * and RDMA do: a device may have written them through the frame numbers
+ * (or a GPIN_DIO_PINNED read through the handle), not through the
+ * process's ptes, and a clean page could then be dropped or written back
+ * without that data.  Process context: releasing may sleep.
  */
-static void gpin_handle_drop(struct gpin_file *gf, struct gpin_range *r)
+void gpin_handle_put(struct gpin_handle *h)
 {
-	unsigned long npages = r->npages;
+	struct gpin_file *gf = h->gf;
+	unsigned long npages = h->r.npages;
 
-	gpin_range_release(r, r->write);
-	kfree(r);
+	might_sleep();
+	if (!refcount_dec_and_test(&h->users))
+		return;
+	gpin_range_release(&h->r, h->r.write);
 	gpin_uncharge_pinned(gf, npages);
 	gpin_file_unaccount(gf, npages);
+	kfree_rcu(h, rcu);
+	gpin_file_put(gf);
+}
+
+/* Any context: drop a use that is not the last; false, doing nothing, if it is. */
+bool gpin_handle_put_unless_last(struct gpin_handle *h)
+{
+	return refcount_dec_not_one(&h->users);
+}
+
+/* Out of the file's tables (its handle number already is): no new users. */
+static void gpin_handle_retire(struct gpin_file *gf, struct gpin_handle *h)
+{
+	if (h->dio)
+		mtree_erase(&gf->spans, h->r.start);
+	gpin_handle_put(h);
+}
+
+/**
+ * gpin_span_get - the GPIN_PIN_DIO handle of @gf that holds [@start, @end)
+ * @gf: the file whose handles are looked in
+ * @start: first user address
+ * @end: one past the last; @start < @end
+ * @write: the pages will be written to: a write handle only
+ *
+ * Return: the handle with a use taken for the caller (gpin_handle_put()),
+ * or NULL when no one handle holds the whole range.
+ */
+struct gpin_handle *gpin_span_get(struct gpin_file *gf, unsigned long start,
+				  unsigned long end, bool write)
+{
+	struct gpin_handle *h;
+
+	rcu_read_lock();
+	h = mtree_load(&gf->spans, start);
+	if (h && (end - h->r.start > h->r.npages << PAGE_SHIFT ||
+		  (write && !h->r.write) || !refcount_inc_not_zero(&h->users)))
+		h = NULL;
+	rcu_read_unlock();
+	return h;
 }
 
 static int gpin_copy_pfns(struct gpin_range *r, u64 __user *upfns)
@@ -99,12 +152,40 @@ static int gpin_pin_check(const struct gpin_pin *p)
 	return 0;
 }
 
+/*
+ * Into the file's tables: by address first, for GPIN_PIN_DIO (EEXIST when
+ * it overlaps another such handle), then a handle number.  From the first
+ * insertion on another thread may find the handle and take a use of it
+ * (a lookup by address) or retire it (guessing its number): @h is not
+ * ours to free any more, only to retire.  0 or -errno, with *@handle.
+ */
+static int gpin_handle_insert(struct gpin_file *gf, struct gpin_handle *h,
+			      u32 *handle)
+{
+	unsigned long end = h->r.start + (h->r.npages << PAGE_SHIFT) - 1;
+	int ret;
+
+	if (h->dio) {
+		ret = mtree_insert_range(&gf->spans, h->r.start, end, h,
+					 GFP_KERNEL_ACCOUNT);
+		if (ret)
+			return ret;
+	}
+	ret = xa_alloc(&gf->pins, handle, h,
+		       XA_LIMIT(1, GPIN_MAX_HANDLES_PER_FILE), GFP_KERNEL);
+	if (ret == -EBUSY)
+		ret = -ENOSPC;
+	if (ret && h->dio)
+		mtree_erase(&gf->spans, h->r.start);
+	return ret;
+}
+
 /* GPIN_IOC_PIN */
 long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg)
 {
 	struct gpin_pin __user *up = uarg;
 	struct gpin_pin *p = arg;
-	struct gpin_range *r, *old;
+	struct gpin_handle *h, *old;
 	u64 fast_pages;
 	u32 handle;
 	int ret;
@@ -118,33 +199,32 @@ long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg)
 	ret = gpin_charge_pinned(gf, p->npages);
 	if (ret)
 		goto err_unaccount;
-	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
-	if (!r) {
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	if (!h) {
 		ret = -ENOMEM;
 		goto err_uncharge;
 	}
-	ret = gpin_range_pin(r, p->start, p->npages, p->mode,
+	ret = gpin_range_pin(&h->r, p->start, p->npages, p->mode,
 			     GPIN_RANGE_LONGTERM |
 			     (p->flags & GPIN_PIN_WRITE ? GPIN_RANGE_WRITE : 0),
 			     NULL, gf->stats);
 	if (ret)
 		goto err_free;
 	if (p->pfns) {
-		ret = gpin_copy_pfns(r, u64_to_user_ptr(p->pfns));
+		ret = gpin_copy_pfns(&h->r, u64_to_user_ptr(p->pfns));
 		if (ret)
 			goto err_release;
 	}
-	/*
-	 * Once in the table, another thread may guess the handle and unpin
-	 * it: @r is not ours to read after xa_alloc().
-	 */
-	fast_pages = r->fast_pages;
-	ret = xa_alloc(&gf->pins, &handle, r,
-		       XA_LIMIT(1, GPIN_MAX_HANDLES_PER_FILE), GFP_KERNEL);
+	h->dio = p->flags & GPIN_PIN_DIO;
+	refcount_set(&h->users, 1);
+	gpin_file_get(gf);
+	h->gf = gf;
+	fast_pages = h->r.fast_pages;
+	ret = gpin_handle_insert(gf, h, &handle);
 	if (ret) {
-		if (ret == -EBUSY)
-			ret = -ENOSPC;
-		goto err_release;
+		/* a lookup by address may have a use of it by now */
+		gpin_handle_put(h);
+		return ret;
 	}
 
 	if (put_user(handle, &up->handle) ||
@@ -152,15 +232,15 @@ long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg)
 		/* Another thread may have guessed the handle and unpinned. */
 		old = xa_erase(&gf->pins, handle);
 		if (old)
-			gpin_handle_drop(gf, old);
+			gpin_handle_retire(gf, old);
 		return -EFAULT;
 	}
 	return 0;
 
 err_release:
-	gpin_range_release(r, false);
+	gpin_range_release(&h->r, false);
 err_free:
-	kfree(r);
+	kfree(h);
 err_uncharge:
 	gpin_uncharge_pinned(gf, p->npages);
 err_unaccount:
@@ -172,31 +252,33 @@ err_unaccount:
 long gpin_handle_unpin(struct gpin_file *gf, void *arg, void __user *uarg)
 {
 	struct gpin_unpin *u = arg;
-	struct gpin_range *r;
+	struct gpin_handle *h;
 
 	if (u->flags || u->reserved)
 		return -EINVAL;
 	/* xa_erase() is atomic: of two racing UNPINs, one gets ENOENT. */
-	r = u->handle ? xa_erase(&gf->pins, u->handle) : NULL;
-	if (!r)
+	h = u->handle ? xa_erase(&gf->pins, u->handle) : NULL;
+	if (!h)
 		return -ENOENT;
-	gpin_handle_drop(gf, r);
+	gpin_handle_retire(gf, h);
 	return 0;
 }
 
 /*
  * Last close: every handle, up to GPIN_MAX_PAGES_PER_FILE pages, with a
- * chance to reschedule after each (and inside a large one, range.c).
+ * chance to reschedule after each (and inside a large one, range.c).  A
+ * handle still under direct I/O is released when that I/O is over.
  */
 void gpin_handle_release_all(struct gpin_file *gf)
 {
-	struct gpin_range *r;
+	struct gpin_handle *h;
 	unsigned long index;
 
-	xa_for_each(&gf->pins, index, r) {
+	xa_for_each(&gf->pins, index, h) {
 		xa_erase(&gf->pins, index);
-		gpin_handle_drop(gf, r);
+		gpin_handle_retire(gf, h);
 		cond_resched();
 	}
 	xa_destroy(&gf->pins);
+	mtree_destroy(&gf->spans);
 }

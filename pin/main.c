@@ -9,6 +9,7 @@
  * counters stats.c's.
  */
 #include <linux/build_bug.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -161,6 +162,17 @@ static const struct file_operations gpin_fops = {
 	.mmap = gpin_mmap,
 	.llseek = noop_llseek,
 };
+
+struct file *gpin_fget(int fd)
+{
+	struct file *file = fget(fd);
+
+	if (file && file->f_op != &gpin_fops) {
+		fput(file);
+		file = NULL;
+	}
+	return file;
+}
 
 static struct miscdevice gpin_misc = {
 	.minor = MISC_DYNAMIC_MINOR,

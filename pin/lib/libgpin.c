@@ -137,6 +137,13 @@ void libgpin_dio_prep(struct gpin_dio *d, int fd, enum gpin_dio_op op,
 	d->user_data = user_data;
 }
 
+void libgpin_dio_use_pinned(struct gpin_dio *d, const struct libgpin *pins)
+{
+	d->flags |= GPIN_DIO_PINNED;
+	d->pins_fd = pins->fd;
+	d->mode = 0;
+}
+
 ssize_t libgpin_dio(struct libgpin *g, int fd, enum gpin_dio_op op,
 		 uint64_t offset, const struct iovec *iov, unsigned int nr_segs,
 		 enum gpin_mode mode)

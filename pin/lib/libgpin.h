@@ -74,6 +74,13 @@ void libgpin_dio_prep(struct gpin_dio *d, int fd, enum gpin_dio_op op,
 		   uint64_t user_data);
 
 /*
+ * Make request @d one on registered memory (GPIN_DIO_PINNED): its buffers
+ * lie in GPIN_PIN_DIO handles of @pins, and the module pins nothing for
+ * it.  Call after libgpin_dio_prep().
+ */
+void libgpin_dio_use_pinned(struct gpin_dio *d, const struct libgpin *pins);
+
+/*
  * Start @nr requests (1..GPIN_DIO_MAX_BATCH) without waiting.  Returns the
  * number started (a prefix; the first one not started had an error), or
  * -1 with errno when none was (EAGAIN: GPIN_DIO_MAX_INFLIGHT unreaped).

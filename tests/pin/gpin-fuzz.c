@@ -63,6 +63,7 @@ static const char *const cmd_names[C_COUNT] = {
 static const int known_errnos[] = {
 	EINVAL, E2BIG, EOVERFLOW, EFAULT, ENOSPC, ENOMEM, EPERM, ENOENT,
 	EBADF, EAGAIN, ENOTTY, EIO, EOPNOTSUPP, EINTR, EHWPOISON, ENXIO,
+	EEXIST,
 };
 
 static atomic_int gfds[NFILES];		/* -1: closed */
@@ -129,9 +130,10 @@ static uint32_t pick_mode(unsigned int *seed)
 	return rnd(seed, 8) ? rnd(seed, GPIN_MODE_COUNT) : rnd(seed, 1000);
 }
 
+/* Mostly the known ones (PIN's two, STATS' one), sometimes junk. */
 static uint32_t pick_flags(unsigned int *seed)
 {
-	return rnd(seed, 4) ? rnd(seed, 2) : rnd32(seed);
+	return rnd(seed, 4) ? rnd(seed, 4) : rnd32(seed);
 }
 
 static int pick_fd(unsigned int *seed)
@@ -166,7 +168,18 @@ static void fill_dio(unsigned int *seed, struct gpin_dio *d,
 		.user_data = rnd64(seed),
 	};
 	if (!rnd(seed, 32))
-		d->reserved[rnd(seed, 2)] = 1;
+		d->reserved[0] = 1;
+	if (!rnd(seed, 32))
+		d->reserved0 = 1;
+	/* registered memory: this file's handles, another file, no file */
+	if (!rnd(seed, 8)) {
+		d->flags |= GPIN_DIO_PINNED;
+		d->mode = rnd(seed, 8) ? 0 : d->mode;
+		d->pins_fd = rnd(seed, 2) ? pick_fd(seed) :
+			      atomic_load(&gfds[rnd(seed, NFILES)]);
+	} else if (!rnd(seed, 32)) {
+		d->pins_fd = pick_fd(seed);
+	}
 }
 
 static unsigned long one_call(unsigned int *seed, int fd, enum cmd c)

@@ -42,10 +42,7 @@ BUILD=$(cd "$BUILD" && pwd)
 read -r -a check_flags <<<"$(pkg-config --cflags --libs check)"
 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I "$TOP/include" -I "$TOP/pin/lib" \
-	"$TOP/tests/pin/test_pin.c" "$TOP/tests/pin/test_pin_dio.c" \
-	"$TOP/tests/pin/test_pin_foll.c" "$TOP/tests/pin/test_pin_mm.c" \
-	"$TOP/tests/pin/test_pin_io.c" "$TOP/tests/pin/test_pin_stress.c" \
-	"$TOP/pin/lib/libgpin.c" \
+	"$TOP"/tests/pin/test_pin*.c "$TOP/pin/lib/libgpin.c" \
 	"${check_flags[@]}" -pthread -o "$BUILD/test_pin"
 cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I "$TOP/include" "$TOP/tests/pin/gpin-orphan.c" -o "$BUILD/gpin-orphan"

@@ -1321,6 +1321,7 @@ static Suite *gpin_suite(void)
 	foll_add_tcases(s);
 	mm_add_tcases(s);
 	io_add_tcases(s);
+	reg_add_tcases(s);
 	stress_add_tcases(s);
 
 	return s;

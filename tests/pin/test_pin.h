@@ -70,6 +70,9 @@ void mm_add_tcases(Suite *s);
 /* test_pin_io.c */
 void io_add_tcases(Suite *s);
 
+/* test_pin_reg.c */
+void reg_add_tcases(Suite *s);
+
 /* test_pin_stress.c */
 void stress_add_tcases(Suite *s);
 

@@ -240,7 +240,7 @@ static const struct bad_dio {
 	{ "unknown op", FD_DEV, 2, 0, 0, 1, 0, 0, PAGE, 0, 0, EINVAL },
 	{ "unknown mode", FD_DEV, 0, GPIN_MODE_COUNT, 0, 1, 0, 0, PAGE, 0, 0,
 	  EINVAL },
-	{ "unknown flag", FD_DEV, 0, 0, 1, 1, 0, 0, PAGE, 0, 0, EINVAL },
+	{ "unknown flag", FD_DEV, 0, 0, 2, 1, 0, 0, PAGE, 0, 0, EINVAL },
 	{ "reserved", FD_DEV, 0, 0, 0, 1, 0, 0, PAGE, 1, 0, EINVAL },
 	{ "iov kernel pointer", FD_DEV, 0, 0, 0, 1, 0, 0, PAGE, 0,
 	  0xffff888000000000ULL, EFAULT },
@@ -294,7 +294,7 @@ START_TEST(test_dio_bad)
 	fd = bad_fd_open(b->fd, pipefd);
 	libgpin_dio_prep(&d, fd, b->op, b->offset, iov, b->nr_segs, b->mode, 0);
 	d.flags = b->flags;
-	d.reserved[1] = b->reserved;
+	d.reserved[0] = b->reserved;
 	if (b->iov == 1)
 		d.iov = (uintptr_t)&kiov;
 	else if (b->iov)
