@@ -35,8 +35,9 @@ int options__parse(struct vm_options *opts, int argc, char **argv,
 int options__parse_size(const char *s, uint64_t *bytes);
 
 /*
- * One --disk value, "path[,ro][,pin=fast|locked|kernel][,queues=N]
- * [,service=vcpu|iothread][,event_idx=on|off][,transport=mmio|pci]"; 0, or -1 with a reason in @err.
+ * One --disk value, "path[,ro][,pin=fast|locked|registered|kernel]
+ * [,queues=N][,service=vcpu|iothread][,event_idx=on|off]
+ * [,transport=mmio|pci]"; 0, or -1 with a reason in @err.
  */
 int options__parse_disk(const char *s, struct disk_config *d, char *err,
 			size_t errlen);

@@ -32,6 +32,7 @@
 #include "vm_churn.h"
 #include "vm_disk.h"
 #include "vm_guest.h"
+#include "vm_pinned_ram.h"
 
 #define KVM_DEV			"/dev/kvm"
 #define KVM_API_VERSION_NEEDED	12
@@ -103,6 +104,8 @@ static int set_memory_region(struct vm *vm, uint32_t slot, uint64_t gpa,
  */
 static int vm_setup_ram(struct vm *vm, uint64_t size, char *err, size_t errlen)
 {
+	struct vm_ram_region r[VM_RAM_REGIONS_MAX];
+	unsigned int i, n;
 	int ret;
 
 	vm->ram_size = size;
@@ -125,15 +128,27 @@ static int vm_setup_ram(struct vm *vm, uint64_t size, char *err, size_t errlen)
 	 */
 	if (madvise(vm->ram, size, MADV_DONTFORK))
 		pr_warn("MADV_DONTFORK on guest RAM: %s", strerror(errno));
-	ret = set_memory_region(vm, 0, 0, vm->lowmem_size, vm->ram);
-	if (!ret && size > vm->lowmem_size)
-		ret = set_memory_region(vm, 1, MMIO_HOLE_END,
-					size - vm->lowmem_size,
-					vm->ram + vm->lowmem_size);
+	n = vm_guest__ram_regions(vm, r);
+	ret = 0;
+	for (i = 0; i < n && !ret; i++)
+		ret = set_memory_region(vm, i, r[i].gpa, r[i].size, r[i].hva);
 	if (ret)
 		err__set(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s",
 			 strerror(-ret));
 	return ret;
+}
+
+/*
+ * pin=registered: guest RAM pinned once, for every disk and queue with
+ * it, before their backends start.  No other pin mode stands in when it
+ * cannot: the VM does not start.
+ */
+static int vm_pin_ram(struct vm *vm, char *err, size_t errlen)
+{
+	struct vm_ram_region r[VM_RAM_REGIONS_MAX];
+	unsigned int n = vm_guest__ram_regions(vm, r);
+
+	return vm_pinned_ram__create(&vm->pinned_ram, r, n, err, errlen);
 }
 
 static void serial_set_irq(void *opaque, int level)
@@ -267,6 +282,8 @@ int vm__create(struct vm *vm, const struct vm_config *cfg,
 		goto err;
 	}
 	ret = vm_setup_ram(vm, cfg->mem_size, err, errlen);
+	if (!ret && vm_config__registers_ram(cfg))
+		ret = vm_pin_ram(vm, err, errlen);
 	if (!ret)
 		ret = irqchip__setup(vm->vm_fd, err, errlen);
 	if (!ret)
@@ -416,6 +433,9 @@ void vm__destroy(struct vm *vm)
 	vm_churn__destroy(vm->churn);
 	vm->churn = NULL;
 	vm_disk__destroy_all(vm);
+	/* after the disks: nothing is in flight on the pinned pages now */
+	vm_pinned_ram__destroy(vm->pinned_ram);
+	vm->pinned_ram = NULL;
 	serial__destroy(vm->serial);
 	vm->serial = NULL;
 	acpi_pm__destroy(vm->acpi_pm);

@@ -31,6 +31,7 @@ struct acpi_pm;
 struct pvpanic;
 struct boot_files;
 struct vm_churn;
+struct vm_pinned_ram;
 
 struct vm {
 	int kvm_fd;
@@ -40,6 +41,8 @@ struct vm {
 	uint8_t *ram;		/* guest RAM, host view */
 	uint64_t ram_size;	/* bytes of guest RAM */
 	uint64_t lowmem_size;	/* RAM below MMIO_HOLE_START */
+	/* pin=registered: RAM pinned once for the disks, or NULL */
+	struct vm_pinned_ram *pinned_ram;
 
 	struct bus pio;
 	struct bus mmio;

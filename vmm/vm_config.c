@@ -40,7 +40,8 @@ int vm_config__set_string(char *field, size_t size, const char *src,
 
 const char *const disk_pin_words[] = {
 	[DISK_PIN_DEFAULT] = "", [DISK_PIN_KERNEL] = "kernel",
-	[DISK_PIN_FAST] = "fast", [DISK_PIN_LOCKED] = "locked", NULL,
+	[DISK_PIN_FAST] = "fast", [DISK_PIN_LOCKED] = "locked",
+	[DISK_PIN_REGISTERED] = "registered", NULL,
 };
 const char *const disk_io_words[] = {
 	[DISK_IO_VCPU] = "vcpu", [DISK_IO_IOTHREAD] = "iothread", NULL,
@@ -85,6 +86,16 @@ void vm_config__resolve(struct vm_config *cfg)
 		pr_info("blk%u: default pin=%s (%s)", i,
 			disk_pin__name(d->pin), d->pin_why);
 	}
+}
+
+bool vm_config__registers_ram(const struct vm_config *cfg)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->ndisks; i++)
+		if (cfg->disks[i].pin == DISK_PIN_REGISTERED)
+			return true;
+	return false;
 }
 
 int config__word(const char *const *words, const char *word)

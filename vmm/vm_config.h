@@ -31,6 +31,7 @@ enum disk_pin {
 	DISK_PIN_KERNEL,	/* io_uring: the host kernel's own GUP */
 	DISK_PIN_FAST,		/* gpin.ko, fast path */
 	DISK_PIN_LOCKED,	/* gpin.ko, mmap-lock path */
+	DISK_PIN_REGISTERED,	/* gpin.ko, guest RAM pinned once at start */
 };
 
 /* Which thread takes a queue's requests. */
@@ -121,7 +122,7 @@ int vm_config__set_string(char *field, size_t size, const char *src,
 extern const char *const disk_pin_words[];
 extern const char *const disk_io_words[];
 extern const char *const disk_transport_words[];
-#define DISK_PIN_EXPECT		"fast, locked or kernel"
+#define DISK_PIN_EXPECT		"fast, locked, registered or kernel"
 #define DISK_IO_EXPECT		"vcpu or iothread"
 #define DISK_TRANSPORT_EXPECT	"mmio or pci"
 
@@ -133,6 +134,12 @@ extern const char *const disk_transport_words[];
  * touched: calling it again changes nothing.
  */
 void vm_config__resolve(struct vm_config *cfg);
+
+/*
+ * Whether some disk has pin=registered: then the VM pins its RAM once, at
+ * start, for all of them (vm_pinned_ram.h).
+ */
+bool vm_config__registers_ram(const struct vm_config *cfg);
 
 /* The index of @word in @words, or -1 ("" never matches). */
 int config__word(const char *const *words, const char *word);

@@ -158,9 +158,11 @@ static int vm_setup_disk_pci(struct vm *vm, unsigned int i,
 
 /*
  * The backend of a disk's pin= (settled by vm_config__resolve()): the
- * kernel's io_uring, or gpin.ko's DIO in the matching mode.
+ * kernel's io_uring, or gpin.ko's DIO in the matching mode; registered
+ * is gpin.ko's DIO on the RAM the VM pinned at start (vm_pinned_ram.h),
+ * what it must still pin (bounce buffers) in the fast mode.
  */
-static void disk_backend(const struct disk_config *d,
+static void disk_backend(const struct vm *vm, const struct disk_config *d,
 			 struct virtio_blk_params *p)
 {
 	switch (d->pin) {
@@ -171,6 +173,11 @@ static void disk_backend(const struct disk_config *d,
 	case DISK_PIN_LOCKED:
 		p->backend = &blk_backend_gpin_ops;
 		p->gpin_mode = GPIN_MODE_LOCKED;
+		break;
+	case DISK_PIN_REGISTERED:
+		p->backend = &blk_backend_gpin_ops;
+		p->gpin_mode = GPIN_MODE_FAST;
+		p->pinned_ram = vm->pinned_ram;
 		break;
 	case DISK_PIN_KERNEL:
 	case DISK_PIN_DEFAULT:
@@ -199,7 +206,7 @@ static int vm_setup_disk(struct vm *vm, const struct disk_config *d,
 	char why[256];
 	int ret;
 
-	disk_backend(d, &p);
+	disk_backend(vm, d, &p);
 	vm->disks[i] = virtio_blk__create(&p, why, sizeof(why));
 	if (!vm->disks[i]) {
 		err__set(err, errlen, "--disk %s", why);

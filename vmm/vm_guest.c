@@ -22,6 +22,18 @@ void *vm_guest__hva(struct vm *vm, uint64_t gpa, uint64_t len)
 	return NULL;
 }
 
+unsigned int vm_guest__ram_regions(const struct vm *vm,
+				   struct vm_ram_region *r)
+{
+	r[0] = (struct vm_ram_region) { 0, vm->ram, vm->lowmem_size };
+	if (vm->ram_size == vm->lowmem_size)
+		return 1;
+	r[1] = (struct vm_ram_region) { MMIO_HOLE_END,
+					vm->ram + vm->lowmem_size,
+					vm->ram_size - vm->lowmem_size };
+	return 2;
+}
+
 int vm_guest__set_irq(struct vm *vm, unsigned int irq, int level)
 {
 	struct kvm_irq_level line = { .irq = irq, .level = level };

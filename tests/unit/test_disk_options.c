@@ -10,6 +10,7 @@
 #include "options.h"
 #include "unit.h"
 #include "vm.h"
+#include "vm_pinned_ram.h"
 
 /* ---- --disk ---------------------------------------------------------- */
 
@@ -44,6 +45,10 @@ START_TEST(test_disk_option)
 	ck_assert_int_eq(options__parse_disk("img,pin=locked", &d, err,
 					     sizeof(err)), 0);
 	ck_assert_int_eq(d.pin, DISK_PIN_LOCKED);
+	ck_assert_int_eq(options__parse_disk("img,pin=registered", &d, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(d.pin, DISK_PIN_REGISTERED);
+	ck_assert_int_eq(d.pin_from, CONFIG_FROM_ROUTE);
 	ck_assert(!d.no_event_idx);
 	ck_assert_int_eq(options__parse_disk("img,event_idx=off", &d, err,
 					     sizeof(err)), 0);
@@ -90,6 +95,7 @@ END_TEST
 static const char *const bad_disk[] = {
 	"", ",ro", "img,rw", "img,queues=0", "img,queues=65", "img,queues=x",
 	"img,queues=", "img,io=aio", "img,pin=none", "img,pin=", "img,pin=Fast",
+	"img,pin=register", "img,pin=Registered",
 	"img,foo=1", "img,event_idx=", "img,event_idx=yes", "img,transport=",
 	"img,transport=PCI", "img,transport=isa", "img,iops=0", "img,iops=",
 	"img,iops=-1", "img,iops=1k", "img,iops=1000000001", "img,bps=0",
@@ -110,6 +116,20 @@ START_TEST(test_disk_option_rejects)
 }
 END_TEST
 
+/* A bad pin= names every word, registered too. */
+START_TEST(test_disk_pin_words)
+{
+	struct disk_config d;
+	char err[256] = "";
+
+	ck_assert_int_eq(options__parse_disk("img,pin=turbo", &d, err,
+					     sizeof(err)), -1);
+	ck_assert_str_eq(err, "--disk: pin=turbo: expected fast, locked, "
+			 "registered or kernel");
+	ck_assert_str_eq(disk_pin__name(DISK_PIN_REGISTERED), "registered");
+}
+END_TEST
+
 /* The default pin= is settled once, before anything prints it. */
 START_TEST(test_default_pin_resolved_once)
 {
@@ -122,6 +142,7 @@ START_TEST(test_default_pin_resolved_once)
 	disk_config__init(&cfg.disks[1]);
 	cfg.disks[1].pin = DISK_PIN_LOCKED;
 	cfg.disks[1].pin_from = CONFIG_FROM_ROUTE;
+	ck_assert(!vm_config__registers_ram(&cfg));
 	vm_config__resolve(&cfg);
 	if (!gpin) {
 		ck_assert_int_eq(cfg.disks[0].pin, DISK_PIN_KERNEL);
@@ -139,10 +160,42 @@ START_TEST(test_default_pin_resolved_once)
 }
 END_TEST
 
-/* pin=fast|locked without gpin.ko: the disk is refused with a reason. */
+/* pin=registered is never a default: resolving leaves it as it was said. */
+START_TEST(test_registered_pin_stays)
+{
+	struct vm_config cfg;
+
+	vm_config__init(&cfg);
+	cfg.ndisks = 2;
+	disk_config__init(&cfg.disks[0]);
+	disk_config__init(&cfg.disks[1]);
+	cfg.disks[1].pin = DISK_PIN_REGISTERED;
+	cfg.disks[1].pin_from = CONFIG_FROM_ROUTE;
+	ck_assert(vm_config__registers_ram(&cfg));
+	vm_config__resolve(&cfg);
+	ck_assert_int_ne(cfg.disks[0].pin, DISK_PIN_REGISTERED);
+	ck_assert_int_eq(cfg.disks[1].pin, DISK_PIN_REGISTERED);
+	ck_assert_str_eq(cfg.disks[1].pin_why, "");
+}
+END_TEST
+
+/*
+ * pin=fast|locked|registered without gpin.ko: the disk is refused with a
+ * reason that names its pin word.  (pin=registered's VM would have been
+ * refused before its disks: its RAM cannot be pinned either.)
+ */
 START_TEST(test_gpin_backend_needs_module)
 {
-	static const unsigned int modes[] = { GPIN_MODE_FAST, GPIN_MODE_LOCKED };
+	static const struct vm_pinned_ram no_pins;
+	static const struct {
+		unsigned int mode;
+		const struct vm_pinned_ram *pinned_ram;
+		const char *word;
+	} t[] = {
+		{ GPIN_MODE_FAST, NULL, "fast" },
+		{ GPIN_MODE_LOCKED, NULL, "locked" },
+		{ GPIN_MODE_FAST, &no_pins, "registered" },
+	};
 	char path[] = "./test_gpin_backend.XXXXXX", err[256] = "";
 	struct virtio_blk_params p = { .path = path, .nqueues = 2,
 				       .backend = &blk_backend_gpin_ops };
@@ -154,9 +207,10 @@ START_TEST(test_gpin_backend_needs_module)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(ftruncate(fd, 1 << 20), 0);
 	close(fd);
-	p.gpin_mode = modes[_i];
+	p.gpin_mode = t[_i].mode;
+	p.pinned_ram = t[_i].pinned_ram;
 	ck_assert_ptr_null(virtio_blk__create(&p, err, sizeof(err)));
-	ck_assert_msg(strstr(err, libgpin_mode_name(modes[_i])), "%s", err);
+	ck_assert_msg(strstr(err, t[_i].word), "%s", err);
 	unlink(path);
 }
 END_TEST
@@ -210,9 +264,11 @@ static Suite *disk_options_suite(void)
 	tcase_add_test(tc, test_disk_option);
 	tcase_add_loop_test(tc, test_disk_option_rejects, 0,
 			    sizeof(bad_disk) / sizeof(bad_disk[0]));
+	tcase_add_test(tc, test_disk_pin_words);
 	tcase_add_test(tc, test_disk_option_count);
-	tcase_add_loop_test(tc, test_gpin_backend_needs_module, 0, 2);
+	tcase_add_loop_test(tc, test_gpin_backend_needs_module, 0, 3);
 	tcase_add_test(tc, test_default_pin_resolved_once);
+	tcase_add_test(tc, test_registered_pin_stays);
 	tcase_add_test(tc, test_churn_option);
 	suite_add_tcase(s, tc);
 	return s;

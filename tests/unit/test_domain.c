@@ -260,6 +260,19 @@ static const struct {
 	  "<driver name='qemu' io='io_uring'/><source file='/x'/><target "
 	  "dev='vda'/></disk></devices></domain>", "io='io_uring'", false },
 	{ "<domain type='kvm' xmlns:gpin='" DOMAIN_GPIN_NS "'><name>t</name>"
+	  "<metadata><gpin:vmm><gpin:disk target='vda' pin='registered'/>"
+	  "</gpin:vmm></metadata>" MEM KERNEL "<devices><disk type='file' "
+	  "device='disk'><driver name='qemu' io='io_uring'/><source file='/x'/>"
+	  "<target dev='vda'/></disk></devices></domain>",
+	  "gpin:disk pin='registered' needs io='native'", false },
+	{ "<domain type='kvm' xmlns:gpin='" DOMAIN_GPIN_NS "'><name>t</name>"
+	  "<metadata><gpin:vmm><gpin:disk target='vda' pin='Registered'/>"
+	  "</gpin:vmm></metadata>" MEM KERNEL "<devices><disk type='file' "
+	  "device='disk'><source file='/x'/><target dev='vda'/></disk>"
+	  "</devices></domain>",
+	  "pin='Registered'>: expected fast, locked, registered or kernel",
+	  false },
+	{ "<domain type='kvm' xmlns:gpin='" DOMAIN_GPIN_NS "'><name>t</name>"
 	  "<metadata><gpin:vmm><gpin:disk target='vda' service='vcpu'/></gpin:vmm>"
 	  "</metadata>" MEM KERNEL "<devices><disk type='file' device='disk'>"
 	  "<driver name='qemu' io='threads'/><source file='/x'/><target "

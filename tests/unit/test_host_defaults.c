@@ -43,6 +43,8 @@ START_TEST(test_parse)
 	ck_assert_msg(!parse(&h, "", err), "%s", err);
 	ck_assert_msg(!parse(&h, "pin = kernel\r\n", err), "%s", err);
 	ck_assert_int_eq(h.pin, DISK_PIN_KERNEL);
+	ck_assert_msg(!parse(&h, "pin = \"registered\"\n", err), "%s", err);
+	ck_assert_int_eq(h.pin, DISK_PIN_REGISTERED);
 }
 END_TEST
 
@@ -51,7 +53,9 @@ static const struct {
 	const char *expect;
 } bad[] = {
 	{ "pin fast\n", "vmm.conf:1: expected 'key = value'" },
-	{ "\n\npin = turbo\n", "vmm.conf:3: pin = 'turbo': expected fast, locked or kernel" },
+	{ "\n\npin = turbo\n",
+	  "vmm.conf:3: pin = 'turbo': expected fast, locked, registered or kernel" },
+	{ "pin = Registered", "pin = 'Registered'" },
 	{ "service = vcpus", "vmm.conf:1: service = 'vcpus': expected vcpu or iothread" },
 	{ "transport = isa", "vmm.conf:1: transport = 'isa': expected mmio or pci" },
 	{ "queues = 4", "vmm.conf:1: unknown key 'queues'" },
@@ -201,6 +205,49 @@ START_TEST(test_apply_domain)
 }
 END_TEST
 
+/*
+ * pin=registered on each route: the file's default for a command-line
+ * disk and for a domain's, a domain's metadata; --print-config says it.
+ */
+START_TEST(test_registered_routes)
+{
+	static const char xml[] = DOMAIN_HEAD "<metadata><gpin:vmm>"
+		"<gpin:disk target='vdc' pin='registered'/>"
+		"</gpin:vmm></metadata>" DOMAIN_TAIL;
+	char *argv[] = { "gpin-vmm", "-k", "bz", "-d", "a", NULL };
+	char *text = NULL, err[512] = "";
+	struct host_defaults h;
+	struct vm_options o;
+	struct vm_config cfg;
+	struct domain d;
+	size_t len = 0;
+	FILE *out;
+
+	ck_assert_int_eq(options__parse(&o, 5, argv, err, sizeof(err)), 0);
+	ck_assert_int_eq(parse(&h, "pin = registered\n", err), 0);
+	host_defaults__apply(&h, &o.vm);
+	vm_config__resolve(&o.vm);
+	ck_assert_int_eq(o.vm.disks[0].pin, DISK_PIN_REGISTERED);
+	ck_assert_int_eq(o.vm.disks[0].pin_from, CONFIG_FROM_HOST);
+	ck_assert_msg(!domain__parse(&d, xml, strlen(xml), "t.xml", NULL, err,
+				     sizeof(err)), "%s", err);
+	vm_config__init(&cfg);
+	ck_assert_int_eq(config__apply_domain(&d, &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.disks[2].pin, DISK_PIN_REGISTERED);
+	ck_assert_int_eq(cfg.disks[2].pin_from, CONFIG_FROM_ROUTE);
+	ck_assert_int_eq(cfg.disks[0].pin, DISK_PIN_KERNEL);
+	out = open_memstream(&text, &len);
+	config__print(out, &cfg, NULL, &d);
+	fclose(out);
+	ck_assert_msg(strstr(text, "disk vdc: file /c, io=default, queues=one "
+			     "per vCPU, pin=registered, service=vcpu, "
+			     "transport=mmio, irq_hold=auto; from: pin domain"),
+		      "%s", text);
+	free(text);
+	domain__free(&d);
+}
+END_TEST
+
 /* --print-config names the source of each disk setting. */
 START_TEST(test_print)
 {
@@ -231,6 +278,41 @@ START_TEST(test_print)
 }
 END_TEST
 
+/* ... pin=registered from the command line and from the file alike. */
+START_TEST(test_print_registered)
+{
+	char *argv[] = { "gpin-vmm", "-k", "bz", "-d", "a,pin=registered",
+			 "-d", "b", NULL };
+	char *text = NULL;
+	struct host_defaults h;
+	struct vm_options o;
+	char err[256];
+	size_t len = 0;
+	FILE *out;
+
+	ck_assert_int_eq(options__parse(&o, 7, argv, err, sizeof(err)), 0);
+	ck_assert_int_eq(parse(&h, "pin = registered\n", err), 0);
+	strcpy(h.path, "/etc/gpin/vmm.conf");
+	h.found = true;
+	host_defaults__apply(&h, &o.vm);
+	vm_config__resolve(&o.vm);
+	out = open_memstream(&text, &len);
+	config__print(out, &o.vm, &h, NULL);
+	fclose(out);
+	ck_assert_msg(strstr(text, "host defaults: /etc/gpin/vmm.conf, "
+			     "pin=registered (line 1)\n"), "%s", text);
+	ck_assert_msg(strstr(text, "disk blk0: a, queues=one per vCPU, "
+			     "pin=registered, service=vcpu, transport=pci, "
+			     "irq_hold=auto; from: pin command line, "), "%s",
+		      text);
+	ck_assert_msg(strstr(text, "disk blk1: b, queues=one per vCPU, "
+			     "pin=registered, service=vcpu, transport=pci, "
+			     "irq_hold=auto; from: pin /etc/gpin/vmm.conf:1, "),
+		      "%s", text);
+	free(text);
+}
+END_TEST
+
 static Suite *host_defaults_suite(void)
 {
 	Suite *s = suite_create("host_defaults");
@@ -246,6 +328,8 @@ static Suite *host_defaults_suite(void)
 	tcase_add_test(tc, test_apply_command_line);
 	tcase_add_test(tc, test_apply_domain);
 	tcase_add_test(tc, test_print);
+	tcase_add_test(tc, test_print_registered);
+	tcase_add_test(tc, test_registered_routes);
 	suite_add_tcase(s, tc);
 	return s;
 }

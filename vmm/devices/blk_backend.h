@@ -11,7 +11,7 @@
  * Backends are ops tables: "kernel" (blk_backend_uring.c) is io_uring on
  * the O_DIRECT fd, the host kernel's own pinning (GUP-fast in the block
  * layer); the gpin backends (blk_backend_gpin.c: gpin.ko's asynchronous
- * DIO with pin=fast or pin=locked) fill the same slots.
+ * DIO with pin=fast, pin=locked or pin=registered) fill the same slots.
  */
 #ifndef GPIN_BLK_BACKEND_H
 #define GPIN_BLK_BACKEND_H
@@ -22,6 +22,8 @@
 #include <sys/uio.h>
 
 #include "counters.h"
+
+struct vm_pinned_ram;
 
 enum blk_io_op {
 	BLK_IO_READ,
@@ -56,6 +58,11 @@ struct blk_backend_params {
 	unsigned int disk_index;	/* N of blkN, for messages */
 	/* the gpin backend's: GPIN_MODE_FAST or GPIN_MODE_LOCKED */
 	unsigned int gpin_mode;
+	/*
+	 * The gpin backend's pin=registered: guest RAM the VM pinned once
+	 * (vm_pinned_ram.h), which outlives the backend; NULL otherwise.
+	 */
+	const struct vm_pinned_ram *pinned_ram;
 	blk_complete_fn complete;
 	void *opaque;
 };
@@ -98,7 +105,7 @@ struct blk_backend_ops {
 	void (*counters)(struct blk_backend *be, counter_fn fn, void *opaque);
 	/*
 	 * Optional: the pin= word this instance serves, when it is not
-	 * @name (the gpin backend serves fast and locked).
+	 * @name (the gpin backend serves fast, locked and registered).
 	 */
 	const char *(*pin_name)(const struct blk_backend *be);
 };
@@ -126,11 +133,12 @@ struct blk_backend {
 extern const struct blk_backend_ops blk_backend_uring_ops;
 /*
  * pin=fast, pin=locked: gpin.ko's asynchronous DIO, pages pinned in
- * p.gpin_mode (its lockless walk, or under mmap_lock).
+ * p.gpin_mode (its lockless walk, or under mmap_lock); pin=registered
+ * (p.pinned_ram set): the same on guest RAM pinned once for the VM.
  */
 extern const struct blk_backend_ops blk_backend_gpin_ops;
 
-/* The pin= word of @be: "kernel", "fast" or "locked". */
+/* The pin= word of @be: "kernel", "fast", "locked" or "registered". */
 const char *blk_backend__pin_name(const struct blk_backend *be);
 
 /*

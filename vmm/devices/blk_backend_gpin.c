@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The "fast" and "locked" backends: gpin.ko's asynchronous direct I/O.
+ * The "fast", "locked" and "registered" backends: gpin.ko's asynchronous
+ * direct I/O.
  *
  * Each device queue opens /dev/gpin itself (one file per queue: each file
  * has its own completion list) and has an io_uring on the same fd for
@@ -18,10 +19,15 @@
  * depth.  Many threads of one process pinning at once: the seed's
  * workload.  reap() takes the completions with GPIN_IOC_DIO_REAP.
  *
- * The module counts per mode, not per file: the backend reads the
- * counters when it starts and when it stops and prints the difference
- * (requests, fallbacks to the locked path, mmap_lock wait).  Other users
- * of the same mode in between are counted too.
+ * pin=registered is the same backend with p.pinned_ram, the guest RAM the
+ * VM pinned once at start (vm_pinned_ram.h): prep() marks a request on
+ * guest RAM GPIN_DIO_PINNED, and the module does no pin work for it.
+ * What is not inside one of those pins (a bounce buffer, a buffer across
+ * two of them) is pinned per request as with pin=fast.
+ *
+ * The counters are the queues' files' own (GPIN_STATS_FILE), in the mode
+ * the backend pins with; a GPIN_DIO_PINNED request counts under the mode
+ * its RAM was pinned in, GPIN_MODE_FAST, with no pin call.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,6 +41,7 @@
 #include "devices/blk_backend.h"
 #include "devices/blk_uring.h"
 #include "log.h"
+#include "vm_pinned_ram.h"
 
 struct gpin_pending {
 	struct gpin_dio d;
@@ -77,6 +84,20 @@ static void point_at_bounce(struct gpin_pending *pd)
 	pd->d.iov = (uintptr_t)&pd->biov;
 }
 
+/*
+ * pin=registered: a request on guest RAM names the VM's pins instead of
+ * pinning.  A bounce buffer is not guest RAM, and no one pin holds a
+ * buffer that crosses from one into the next: those pin as pin=fast.
+ */
+static void use_registered(const struct blk_backend *be,
+			   struct gpin_pending *pd, const struct blk_io *io)
+{
+	const struct vm_pinned_ram *pr = be->p.pinned_ram;
+
+	if (pr && !pd->bounced && vm_pinned_ram__holds(pr, io->iov, io->niov))
+		libgpin_dio_use_pinned(&pd->d, vm_pinned_ram__file(pr));
+}
+
 static int gpin_prep(struct blk_backend *be, unsigned int q,
 		     struct blk_io *io)
 {
@@ -102,6 +123,7 @@ static int gpin_prep(struct blk_backend *be, unsigned int q,
 		pd->d.nr_segs = 1;
 		point_at_bounce(pd);
 	}
+	use_registered(be, pd, io);
 	return 0;
 }
 
@@ -268,7 +290,7 @@ static void print_disk_counters(struct blk_backend *be)
 		return;
 	pr_info("blk%u: gpin.ko pin=%s: %llu DIO requests, "
 		"%llu pin calls, %llu fallbacks, %llu us mmap_lock wait",
-		be->p.disk_index, libgpin_mode_name(gb->mode),
+		be->p.disk_index, blk_backend__pin_name(be),
 		(unsigned long long)m.dio_requests,
 		(unsigned long long)m.calls,
 		(unsigned long long)m.fallbacks,
@@ -332,8 +354,8 @@ static int gpin_start(struct blk_backend *be)
 		return -EINVAL;
 	/* The module always does IOCB_DIRECT: a buffered fallback won't do. */
 	if (!be->direct) {
-		pr_err("%s: pin=%s needs a backing that "
-			"takes O_DIRECT", be->p.path, libgpin_mode_name(mode));
+		pr_err("%s: pin=%s needs a backing that takes O_DIRECT",
+		       be->p.path, blk_backend__pin_name(be));
 		return -EOPNOTSUPP;
 	}
 	gb = calloc(1, sizeof(*gb) + nq * sizeof(gb->q[0]));
@@ -350,7 +372,7 @@ static int gpin_start(struct blk_backend *be)
 		if (ret == -ENOENT)
 			pr_err("%s: pin=%s: no %s (gpin.ko "
 				"not loaded); pin=kernel works without it",
-				be->p.path, libgpin_mode_name(mode),
+				be->p.path, blk_backend__pin_name(be),
 				GPIN_DEVICE_PATH);
 		gpin_stop(be);
 	}
@@ -359,6 +381,8 @@ static int gpin_start(struct blk_backend *be)
 
 static const char *gpin_pin_name(const struct blk_backend *be)
 {
+	if (be->p.pinned_ram)
+		return "registered";
 	return libgpin_mode_name(be->p.gpin_mode);
 }
 

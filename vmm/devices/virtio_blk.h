@@ -64,6 +64,8 @@ struct virtio_blk_params {
 	bool no_event_idx;		/* do not offer VIRTIO_RING_F_EVENT_IDX */
 	const struct blk_backend_ops *backend;
 	unsigned int gpin_mode;		/* blk_backend_gpin_ops': enum gpin_mode */
+	/* blk_backend_gpin_ops' pin=registered: the VM's pinned RAM */
+	const struct vm_pinned_ram *pinned_ram;
 	unsigned int index;		/* N in blkN-qM and the serial */
 	uint64_t iops;			/* requests a second, all queues; 0: any */
 	uint64_t bps;			/* READ/WRITE bytes a second; 0: any */

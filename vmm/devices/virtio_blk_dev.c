@@ -278,6 +278,7 @@ struct virtio_blk *virtio_blk__create(const struct virtio_blk_params *p,
 		.queue_depth = VIRTIO_BLK_QUEUE_SIZE,
 		.disk_index = p->index,
 		.gpin_mode = p->gpin_mode,
+		.pinned_ram = p->pinned_ram,
 		.complete = blk_complete,
 	};
 	int ret;
