@@ -31,7 +31,9 @@
  *              asked for without CAP_SYS_ADMIN (as /proc/PID/pagemap)
  *   others     as pin_user_pages() (ENOMEM, EINTR, EHWPOISON, ...)
  * Errors of GPIN_IOC_UNPIN: ENOENT for a handle the file does not hold
- * (never issued, or already unpinned).
+ * (never issued, or already unpinned); ENOMEM when a GPIN_PIN_DIO handle
+ * cannot be taken out of the file's address table for want of memory
+ * (nothing changed: try again, or close the file).
  */
 #ifndef _UAPI_GPIN_H
 #define _UAPI_GPIN_H

@@ -261,7 +261,8 @@ static void gpin_dio_req_free(struct gpin_dio_req *req)
 	unsigned int i;
 
 	might_sleep();
-	gpin_dio_return_views(req, false);
+	/* a synchronous read's, or what an error before the I/O left */
+	gpin_dio_return_views(req, req->dirty);
 	for (i = 0; i < req->nr_ranges; i++)
 		gpin_range_release(&req->ranges[i], req->dirty);
 	gpin_dio_free_arrays(req);
@@ -663,19 +664,23 @@ static ssize_t gpin_dio_issue(struct gpin_dio_req *req)
  */
 static void gpin_dio_leak(struct gpin_dio_req *req)
 {
+	unsigned long pages = req->npages;
 	unsigned int i;
 
 	/*
-	 * A view keeps its handle's use, so that handle's pages stay pinned
-	 * (and its file, and so the module, stay) for good too.
+	 * A view keeps its handle's use: that handle's pages stay pinned
+	 * for good too, and its file, closed or not, keeps the module.
 	 */
-	for (i = 0; i < req->nr_ranges; i++)
-		if (!req->ranges[i].lender)
+	for (i = 0; i < req->nr_ranges; i++) {
+		if (req->ranges[i].lender)
+			pages += req->ranges[i].npages;
+		else
 			gpin_range_forget(&req->ranges[i]);
+	}
 	gpin_file_unaccount(req->gf, req->npages);
-	atomic_long_add(req->npages, &gpin_dio_leaked);
+	atomic_long_add(pages, &gpin_dio_leaked);
 	pr_err("gpin: %pD queued a synchronous direct I/O: %lu pages stay pinned for good\n",
-	       req->iocb.ki_filp, req->npages);
+	       req->iocb.ki_filp, pages);
 	/* the leaked request must not keep the file, nor so the module */
 	gpin_file_put(req->gf);
 	req->gf = NULL;

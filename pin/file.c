@@ -51,6 +51,7 @@ struct gpin_file *gpin_file_create(void)
 	 */
 	gf->mm = current->mm;
 	mmgrab(gf->mm);
+	mutex_init(&gf->pins_lock);
 	xa_init_flags(&gf->pins, XA_FLAGS_ALLOC1);
 	mt_init_flags(&gf->spans, MT_FLAGS_USE_RCU);
 	atomic_long_set(&gf->live_pages, 0);

@@ -11,6 +11,7 @@
 #include <linux/list.h>
 #include <linux/maple_tree.h>
 #include <linux/mm_types.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -109,6 +110,7 @@ struct gpin_handle {
  *	after its close
  * @mm: the mm of the opener (mmgrab()ed); the only mm the file acts on
  * @stats: this file's counters (GPIN_STATS_FILE)
+ * @pins_lock: serialises changes of @pins and @spans (lookups take none)
  * @pins: handle -> struct gpin_handle
  * @spans: the GPIN_PIN_DIO handles by user address range (RCU readers)
  * @live_pages: pages held through @pins and by direct I/O requests not yet
@@ -124,6 +126,7 @@ struct gpin_file {
 	refcount_t refs;
 	struct mm_struct *mm;
 	struct gpin_pcpu_stats __percpu *stats;
+	struct mutex pins_lock;		/* @pins, @spans: writers */
 	struct xarray pins;
 	struct maple_tree spans;
 	atomic_long_t live_pages;

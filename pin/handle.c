@@ -15,6 +15,7 @@
  * pin work, and takes a use of the handle for as long as its I/O runs.
  * So a handle is refcounted: UNPIN and the last close only take it out of
  * the tables and drop the tables' use; the last use releases the pages.
+ * The two tables change together, under the file's @pins_lock.
  * A lookup runs under RCU, beside an UNPIN that may take the handle away:
  * it keeps the handle only if its use count was not zero yet, and the
  * handle's memory outlives the grace period (kfree_rcu()).
@@ -75,12 +76,10 @@ bool gpin_handle_put_unless_last(struct gpin_handle *h)
 	return refcount_dec_not_one(&h->users);
 }
 
-/* Out of the file's tables (its handle number already is): no new users. */
-static void gpin_handle_retire(struct gpin_file *gf, struct gpin_handle *h)
+/* The last byte of @h's range: the maple tree's ranges are inclusive. */
+static unsigned long gpin_handle_last(const struct gpin_handle *h)
 {
-	if (h->dio)
-		mtree_erase(&gf->spans, h->r.start);
-	gpin_handle_put(h);
+	return h->r.start + (h->r.npages << PAGE_SHIFT) - 1;
 }
 
 /**
@@ -153,31 +152,57 @@ static int gpin_pin_check(const struct gpin_pin *p)
 }
 
 /*
- * Into the file's tables: by address first, for GPIN_PIN_DIO (EEXIST when
- * it overlaps another such handle), then a handle number.  From the first
- * insertion on another thread may find the handle and take a use of it
- * (a lookup by address) or retire it (guessing its number): @h is not
- * ours to free any more, only to retire.  0 or -errno, with *@handle.
+ * Into the file's tables, under @pins_lock: a number, then, for
+ * GPIN_PIN_DIO, the address range (EEXIST when it overlaps another).  In
+ * that order because undoing the number takes no memory; undoing a range
+ * might.  Once the lock is dropped another thread may find the handle by
+ * address and take a use of it, or guess its number and retire it.
+ * 0 or -errno, with *@handle.
  */
 static int gpin_handle_insert(struct gpin_file *gf, struct gpin_handle *h,
 			      u32 *handle)
 {
-	unsigned long end = h->r.start + (h->r.npages << PAGE_SHIFT) - 1;
 	int ret;
 
-	if (h->dio) {
-		ret = mtree_insert_range(&gf->spans, h->r.start, end, h,
-					 GFP_KERNEL_ACCOUNT);
-		if (ret)
-			return ret;
-	}
+	mutex_lock(&gf->pins_lock);
 	ret = xa_alloc(&gf->pins, handle, h,
 		       XA_LIMIT(1, GPIN_MAX_HANDLES_PER_FILE), GFP_KERNEL);
 	if (ret == -EBUSY)
 		ret = -ENOSPC;
-	if (ret && h->dio)
-		mtree_erase(&gf->spans, h->r.start);
+	if (!ret && h->dio) {
+		ret = mtree_insert_range(&gf->spans, h->r.start,
+					 gpin_handle_last(h), h,
+					 GFP_KERNEL_ACCOUNT);
+		if (ret)
+			xa_erase(&gf->pins, *handle);
+	}
+	mutex_unlock(&gf->pins_lock);
 	return ret;
+}
+
+/*
+ * Handle @handle out of the file's tables, under @pins_lock, so that no
+ * new request finds it.  Taking a range out of the maple tree may need
+ * memory (-ENOMEM); then nothing has changed.  Return: the handle, whose
+ * tables' use the caller now holds, or an ERR_PTR().
+ */
+static struct gpin_handle *gpin_handle_remove(struct gpin_file *gf,
+					      u32 handle)
+{
+	struct gpin_handle *h;
+	int ret = 0;
+
+	mutex_lock(&gf->pins_lock);
+	h = handle ? xa_load(&gf->pins, handle) : NULL;
+	if (!h)
+		ret = -ENOENT;
+	else if (h->dio)
+		ret = mtree_store_range(&gf->spans, h->r.start,
+					gpin_handle_last(h), NULL, GFP_KERNEL);
+	if (!ret)
+		xa_erase(&gf->pins, handle);
+	mutex_unlock(&gf->pins_lock);
+	return ret ? ERR_PTR(ret) : h;
 }
 
 /* GPIN_IOC_PIN */
@@ -222,17 +247,20 @@ long gpin_handle_pin(struct gpin_file *gf, void *arg, void __user *uarg)
 	fast_pages = h->r.fast_pages;
 	ret = gpin_handle_insert(gf, h, &handle);
 	if (ret) {
-		/* a lookup by address may have a use of it by now */
+		/* never seen by anyone: its one use is ours */
 		gpin_handle_put(h);
 		return ret;
 	}
 
 	if (put_user(handle, &up->handle) ||
 	    put_user(fast_pages, &up->fast_pages)) {
-		/* Another thread may have guessed the handle and unpinned. */
-		old = xa_erase(&gf->pins, handle);
-		if (old)
-			gpin_handle_retire(gf, old);
+		/*
+		 * Another thread may have guessed the handle and unpinned;
+		 * if it cannot be taken out now, the close releases it.
+		 */
+		old = gpin_handle_remove(gf, handle);
+		if (!IS_ERR(old))
+			gpin_handle_put(old);
 		return -EFAULT;
 	}
 	return 0;
@@ -256,18 +284,20 @@ long gpin_handle_unpin(struct gpin_file *gf, void *arg, void __user *uarg)
 
 	if (u->flags || u->reserved)
 		return -EINVAL;
-	/* xa_erase() is atomic: of two racing UNPINs, one gets ENOENT. */
-	h = u->handle ? xa_erase(&gf->pins, u->handle) : NULL;
-	if (!h)
-		return -ENOENT;
-	gpin_handle_retire(gf, h);
+	/* of two racing UNPINs, the second finds nothing: ENOENT */
+	h = gpin_handle_remove(gf, u->handle);
+	if (IS_ERR(h))
+		return PTR_ERR(h);
+	gpin_handle_put(h);
 	return 0;
 }
 
 /*
  * Last close: every handle, up to GPIN_MAX_PAGES_PER_FILE pages, with a
  * chance to reschedule after each (and inside a large one, range.c).  A
- * handle still under direct I/O is released when that I/O is over.
+ * handle still under direct I/O is released when that I/O is over.  No
+ * lookup by address can run any more (each holds a reference to the
+ * file), so the maple tree goes as a whole, after the handles.
  */
 void gpin_handle_release_all(struct gpin_file *gf)
 {
@@ -276,7 +306,7 @@ void gpin_handle_release_all(struct gpin_file *gf)
 
 	xa_for_each(&gf->pins, index, h) {
 		xa_erase(&gf->pins, index);
-		gpin_handle_retire(gf, h);
+		gpin_handle_put(h);
 		cond_resched();
 	}
 	xa_destroy(&gf->pins);

@@ -14,7 +14,7 @@
 # spread), and at each one: e2fsck finds nothing once the journal is
 # replayed, and every file the ledger names is there with its content
 # (tests/lib/gpintest/crashcheck.py, logwrites.py).
-#   replay_fast, replay_locked, replay_kernel
+#   replay_fast, replay_locked, replay_kernel, replay_registered
 #              the same with each pin mode, on virtio-pci with two queues
 #   replay_mmio
 #              pin=fast on virtio-mmio
@@ -106,12 +106,15 @@ replay_case() {
 case_replay_fast() { replay_case fast ",pin=fast,transport=pci,queues=2"; }
 case_replay_locked() { replay_case locked ",pin=locked,transport=pci,queues=2"; }
 case_replay_kernel() { replay_case kernel ",pin=kernel,transport=pci,queues=2"; }
+case_replay_registered() {
+	replay_case registered ",pin=registered,transport=pci,queues=2"
+}
 case_replay_mmio() { replay_case mmio ",pin=fast,transport=mmio"; }
 
 # Runs in the test host, chrooted into the CI host's root.
 inside() {
 	VMM=$1 VMLINUZ=$2 INITRD=$3
-	local cases=${4:-replay_fast,replay_locked,replay_kernel,replay_mmio}
+	local cases=${4:-replay_fast,replay_locked,replay_kernel,replay_registered,replay_mmio}
 	OUT=${RIG_OUT:-/tmp}
 	[[ -c /dev/kvm ]] || { tap_not_ok "no /dev/kvm in the test host"; return 1; }
 	modprobe -d "$RIG_MODDIR" brd rd_nr=2 rd_size=$((LOG_MB * 1024)) ||

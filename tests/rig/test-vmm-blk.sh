@@ -12,13 +12,18 @@
 #              filesystem is clean (e2fsck -fn) and the files' checksums
 #              match; both queues served requests (the VMM's counters)
 #   iothread   the same fio verify with service=iothread, queues=2
-#   verify-kernel, verify-fast, verify-locked
-#              the same fio verify with pin=kernel, pin=fast and
-#              pin=locked (gpin.ko's async DIO; skipped when the module
-#              could not be built or loaded); for fast and locked, the
-#              module's counters (the VMM's exit line, taken from
-#              GPIN_IOC_STATS) show DIO requests in that mode, and for
-#              fast no fallback to the locked path
+#   verify-kernel, verify-fast, verify-locked, verify-registered
+#              the same fio verify with pin=kernel, pin=fast, pin=locked
+#              and pin=registered (gpin.ko's async DIO; skipped when the
+#              module could not be built or loaded); for the gpin modes,
+#              the module's counters (the VMM's exit line, taken from
+#              GPIN_IOC_STATS) show DIO requests in that mode, for fast
+#              no fallback to the locked path, for registered guest RAM
+#              pinned once and (next to) no pin call per request
+#   registered-memlock
+#              pin=registered with RLIMIT_MEMLOCK under guest RAM and no
+#              CAP_IPC_LOCK: gpin-vmm refuses to start, naming the limit,
+#              and nothing stays pinned
 #   ro         ,ro: the guest sees a read-only disk, reads work, writes
 #              fail; the backing is unchanged
 #   ioerr      device-mapper: 1 MiB linear then an `error` target; the
@@ -40,8 +45,8 @@
 #
 # Usage: tests/rig/test-vmm-blk.sh GPIN_VMM [6.1|6.12|VER] [CASE,...]
 #   kernel default 6.1; cases (default all): fio_ext4, iothread,
-#   verify_kernel, verify_fast, verify_locked, ro, ioerr, pci, pci_iothread,
-#   memory
+#   verify_kernel, verify_fast, verify_locked, verify_registered,
+#   registered_memlock, ro, ioerr, pci, pci_iothread, memory
 # Output: TAP.  Exit: 0 pass, 1 fail, 77 skipped.  It builds gpin.ko for
 # the guest kernel's release (in ${GPIN_PIN_BUILDDIR:-build-pin}/<ver>/),
 # starts the rig with it inserted and runs itself again inside with
@@ -129,7 +134,7 @@ case_iothread() {
 
 # fio verify with pin=$1; for the gpin modes, the module's counters.
 case_verify() {
-	local pin=$1 log=$OUT/blk-verify-$1.log line reqs fb
+	local pin=$1 log=$OUT/blk-verify-$1.log line reqs fb calls
 	if [[ $pin != kernel && ! -c /dev/gpin ]]; then
 		echo "# no /dev/gpin in the test host: skipping pin=$pin"
 		return 77
@@ -157,11 +162,47 @@ case_verify() {
 		echo "# the fast walk fell back to the locked path"
 		return 1
 	fi
+	[[ $pin == registered ]] || return 0
+	# guest RAM pinned once; a request pins only what no one pin holds
+	# (a bounce buffer, a buffer across two 1 GiB pins): next to none
+	has "$log" '^gpin-vmm: pin=registered: 512 MiB of guest RAM pinned once' ||
+		{ echo "# guest RAM was not registered"; return 1; }
+	calls=$(sed 's/.* \([0-9]*\) pin calls.*/\1/' <<<"$line")
+	echo "# module: $calls pin calls for $reqs requests"
+	((calls * 100 <= reqs)) ||
+		{ echo "# registered requests did pin work"; return 1; }
 }
 
 case_verify_kernel() { case_verify kernel; }
 case_verify_fast() { case_verify fast; }
 case_verify_locked() { case_verify locked; }
+case_verify_registered() { case_verify registered; }
+
+# gpin.ko's pages pinned now, all files together (gpin-stat, built
+# beside gpin-vmm).
+gpin_live_pages() {
+	"$(dirname "$VMM")/../pin/gpin-stat" |
+		sed -n 's/^live_pages \([0-9]*\) .*/\1/p'
+}
+
+# pin=registered past RLIMIT_MEMLOCK, without CAP_IPC_LOCK (root's
+# bounding set without it): gpin-vmm refuses to start, saying why, before
+# the guest runs, and leaves nothing pinned.
+case_registered_memlock() {
+	local log=$OUT/blk-registered-memlock.log rc=0
+	[[ -c /dev/gpin ]] || { echo "# no /dev/gpin in the test host"; return 77; }
+	(
+		ulimit -l 65536
+		exec setpriv --bounding-set=-ipc_lock "$VMM" --kernel "$VMLINUZ" \
+			--initrd "$INITRD" --mem 512M --disk "$NULLB,pin=registered"
+	) </dev/null >"$log" 2>&1 || rc=$?
+	sed 's/^/#   /' "$log" | head -n 5
+	((rc == 1)) || { echo "# status $rc, not 1"; return 1; }
+	has "$log" 'pin=registered: pinning 512 MiB of guest RAM (charged to VmPin) goes past RLIMIT_MEMLOCK, 65536 KiB' ||
+		{ echo "# no RLIMIT_MEMLOCK refusal"; return 1; }
+	[[ $(gpin_live_pages) == 0 ]] ||
+		{ echo "# pages left pinned: $(gpin_live_pages)"; return 1; }
+}
 
 case_ro() {
 	local log=$OUT/blk-ro.log before after
@@ -264,7 +305,7 @@ case_pci_iothread() { case_pci_with pci-iothread ",service=iothread,queues=2"; }
 # Runs in the test host, chrooted into the CI host's root.
 inside() {
 	VMM=$1 VMLINUZ=$2 INITRD=$3
-	local cases=${4:-fio_ext4,iothread,verify_kernel,verify_fast,verify_locked,ro,ioerr,pci,pci_iothread,memory}
+	local cases=${4:-fio_ext4,iothread,verify_kernel,verify_fast,verify_locked,verify_registered,registered_memlock,ro,ioerr,pci,pci_iothread,memory}
 	OUT=${RIG_OUT:-/tmp}
 	[[ -c /dev/kvm ]] || { tap_not_ok "no /dev/kvm in the test host"; return 1; }
 	modprobe -d "$RIG_MODDIR" null_blk nr_devices=1 memory_backed=1 \
