@@ -256,6 +256,11 @@ class ConfigVariants(unittest.TestCase):
                          "poll=200,irq_hold=500")
         disk, _ = self.disk_of("kernel")
         self.assertEqual(disk, "/dev/nullb0,pin=kernel,transport=pci")
+        # guest RAM pinned once, in the fast mode: its counters are there
+        disk, _ = self.disk_of("registered")
+        self.assertEqual(disk, "/dev/nullb0,pin=registered,transport=pci")
+        self.assertEqual(e2e_host.pin_mode("registered"), "fast")
+        self.assertIsNone(e2e_host.pin_mode("kernel"))
 
     def test_gpin_vmm_defaults_without_transport(self):
         plan = dict(self.PLAN, transport=None)

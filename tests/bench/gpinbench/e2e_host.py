@@ -18,8 +18,8 @@ from . import affinity, guest, parse, schedule, syscalls
 from .store import Store
 from .workload import Workload
 
-CONFIGS = ("fast", "locked", "kernel", "fast-churn", "locked-churn", "qemu",
-           "qemu-native", "direct")
+CONFIGS = ("fast", "locked", "kernel", "registered", "fast-churn",
+           "locked-churn", "qemu", "qemu-native", "direct")
 NULLB = "/dev/nullb0"
 NULLB_GB = 1
 GUEST_MEM = "512M"
@@ -76,10 +76,19 @@ def split_config(config):
     return name, extra
 
 
+def disk_pin(config):
+    """The pin= word of a gpin-vmm configuration: its name without
+    -churn, kernel where that is no gpin.ko mode."""
+    word = split_config(config)[0].removesuffix("-churn")
+    return word if word in ("fast", "locked", "registered") else "kernel"
+
+
 def pin_mode(config):
-    """gpin.ko's mode a configuration pins with, or None."""
-    mode = split_config(config)[0].removesuffix("-churn")
-    return mode if mode in ("fast", "locked") else None
+    """gpin.ko's mode a configuration's counters are under, or None:
+    pin=registered's RAM is pinned (once) in the fast mode."""
+    word = disk_pin(config)
+    return {"registered": "fast"}.get(word, word) \
+        if word != "kernel" else None
 
 
 def kvm_counters():
@@ -271,7 +280,7 @@ def vm_command(plan, config, cmdline):
                           cmdline, drive=backing(plan),
                           aio=QEMU_AIO[config])
     name, extra = split_config(config)
-    disk = "%s,pin=%s" % (backing(plan), pin_mode(config) or "kernel")
+    disk = "%s,pin=%s" % (backing(plan), disk_pin(config))
     if plan.get("transport"):
         disk += ",transport=" + plan["transport"]
     # every gpin-vmm configuration's (--vmm-disk); a config's own win
