@@ -57,13 +57,20 @@ class Sample:
         return self.rss_kib - self.ram_kib
 
 
+def guest_ram(maps, ram_bytes):
+    """The guest RAM mapping of MAPS (the anonymous one of exactly
+    RAM_BYTES), or None."""
+    ram = [m for m in maps if m.size == ram_bytes and not m.name]
+    return ram[0] if ram else None
+
+
 def sample(text, ram_bytes, images=()):
     """One sample from an smaps TEXT; IMAGES are the boot images' paths,
     mapped only while the VMM copies them into guest RAM."""
     maps = parse_smaps(text)
-    ram = [m for m in maps if m.size == ram_bytes and not m.name]
+    ram = guest_ram(maps, ram_bytes)
     return Sample(sum(m.rss_kib for m in maps),
-                  ram[0].rss_kib if ram else 0, bool(ram),
+                  ram.rss_kib if ram else 0, ram is not None,
                   any(m.name in images for m in maps))
 
 
