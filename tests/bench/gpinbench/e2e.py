@@ -8,6 +8,9 @@ under every configuration, in a balanced order that changes every round
 (schedule.py: a Williams design):
   fast, locked, kernel      gpin-vmm --disk PATH,pin=MODE, every other
                             setting gpin-vmm's default
+  registered                the same with pin=registered: guest RAM pinned
+                            once at start, no pin work per request (the
+                            limit per-request pinning is measured against)
   fast-churn, locked-churn  the same with --churn: an mmap_lock writer
                             mapping 64 KiB 1000 times a second
   qemu                      QEMU as run for disk performance: -accel kvm,
