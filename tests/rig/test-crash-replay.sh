@@ -29,7 +29,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 readonly HERE TOP
 readonly GUEST_TIMEOUT=600
-readonly DISK_MB=256 LOG_MB=1024
+readonly DISK_MB=64 LOG_MB=1024
 readonly POINTS=${GPIN_CRASH_POINTS:-60}
 
 # shellcheck source=tests/rig/guest-test-lib.sh
