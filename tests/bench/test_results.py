@@ -21,6 +21,8 @@ OTHERS = {
                    "raw files in dio-ab-*/ (the commands are in it)",
     "packages.md": "prose: tests/rig/test-packages' checks per kernel, "
                    "pass or fail, with their command",
+    "crash-replay.md": "prose: tests/rig/test-crash-replay.sh's runs, "
+                       "points checked per case, with their commands",
 }
 
 
