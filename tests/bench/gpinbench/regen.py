@@ -30,6 +30,7 @@ REPORTS = [
     ("e2e-notify-depth", "e2e"),
     ("e2e-syscalls/e2e", "e2e"),
     ("e2e-lifetime/e2e", "e2e"),
+    ("e2e-registered/e2e", "e2e"),
     ("pin-bench", "pin-bench"),
 ]
 
