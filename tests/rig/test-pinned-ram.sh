@@ -12,6 +12,7 @@
 #               resident from the start, and no page migrates
 #   fast        nothing pinned while no I/O runs: VmPin 0, and the present
 #               pages migrate
+# Each VMM is then killed with SIGKILL: gpin.ko must hold no page after.
 #
 # Usage: tests/rig/test-pinned-ram.sh GPIN_VMM [6.1|6.12|VER] [CASE,...]
 # Output: TAP, with each measurement as a JSON comment line.
@@ -58,9 +59,23 @@ measure_case() {
 	PYTHONPATH="$TOP/tests/lib" python3 -m gpintest.pinned --pid "$pid" \
 		--ram $((RAM_MB << 20)) --expect "$expect" | sed 's/^/# /' ||
 		rc=1
-	kill "$pid"
+	# killed outright: its files' last close releases every pin
+	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null || true
+	for try in $(seq 20); do
+		[[ $(gpin_live_pages) == 0 ]] && break
+		sleep 0.5
+	done
+	echo "# after kill -9: gpin.ko holds $(gpin_live_pages) pages"
+	[[ $(gpin_live_pages) == 0 ]] || rc=1
 	return "$rc"
+}
+
+# gpin.ko's pages pinned now, all files together (gpin-stat, built
+# beside gpin-vmm).
+gpin_live_pages() {
+	"$(dirname "$VMM")/../pin/gpin-stat" |
+		sed -n 's/^live_pages \([0-9]*\) .*/\1/p'
 }
 
 case_registered() { measure_case registered pinned; }

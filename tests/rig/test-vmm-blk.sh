@@ -19,7 +19,8 @@
 #              the module's counters (the VMM's exit line, taken from
 #              GPIN_IOC_STATS) show DIO requests in that mode, for fast
 #              no fallback to the locked path, for registered guest RAM
-#              pinned once and (next to) no pin call per request
+#              pinned once and (next to) no pin call per request;
+#              verify-registered-mmio the same on virtio-mmio
 #   registered-memlock
 #              pin=registered with RLIMIT_MEMLOCK under guest RAM and no
 #              CAP_IPC_LOCK: gpin-vmm refuses to start, naming the limit,
@@ -46,7 +47,8 @@
 # Usage: tests/rig/test-vmm-blk.sh GPIN_VMM [6.1|6.12|VER] [CASE,...]
 #   kernel default 6.1; cases (default all): fio_ext4, iothread,
 #   verify_kernel, verify_fast, verify_locked, verify_registered,
-#   registered_memlock, ro, ioerr, pci, pci_iothread, memory
+#   verify_registered_mmio, registered_memlock, ro, ioerr, pci,
+#   pci_iothread, memory
 # Output: TAP.  Exit: 0 pass, 1 fail, 77 skipped.  It builds gpin.ko for
 # the guest kernel's release (in ${GPIN_PIN_BUILDDIR:-build-pin}/<ver>/),
 # starts the rig with it inserted and runs itself again inside with
@@ -134,12 +136,14 @@ case_iothread() {
 
 # fio verify with pin=$1; for the gpin modes, the module's counters.
 case_verify() {
-	local pin=$1 log=$OUT/blk-verify-$1.log line reqs fb calls
+	local pin=$1 extra=${2:-} log=$OUT/blk-verify-$1$2.log line reqs fb
+	local calls
 	if [[ $pin != kernel && ! -c /dev/gpin ]]; then
 		echo "# no /dev/gpin in the test host: skipping pin=$pin"
 		return 77
 	fi
-	boot "verify-$pin" 0 "$log" "$NULLB,pin=$pin" "set -e; $FIO_VERIFY" ||
+	boot "verify-$pin$extra" 0 "$log" "$NULLB,pin=$pin$extra" \
+		"set -e; $FIO_VERIFY" ||
 		return 1
 	has "$log" "^gpin-vmm: blk0: .*pin=$pin," ||
 		{ echo "# the disk did not start with pin=$pin"; return 1; }
@@ -177,6 +181,7 @@ case_verify_kernel() { case_verify kernel; }
 case_verify_fast() { case_verify fast; }
 case_verify_locked() { case_verify locked; }
 case_verify_registered() { case_verify registered; }
+case_verify_registered_mmio() { case_verify registered ,transport=mmio; }
 
 # gpin.ko's pages pinned now, all files together (gpin-stat, built
 # beside gpin-vmm).
@@ -305,7 +310,7 @@ case_pci_iothread() { case_pci_with pci-iothread ",service=iothread,queues=2"; }
 # Runs in the test host, chrooted into the CI host's root.
 inside() {
 	VMM=$1 VMLINUZ=$2 INITRD=$3
-	local cases=${4:-fio_ext4,iothread,verify_kernel,verify_fast,verify_locked,verify_registered,registered_memlock,ro,ioerr,pci,pci_iothread,memory}
+	local cases=${4:-fio_ext4,iothread,verify_kernel,verify_fast,verify_locked,verify_registered,verify_registered_mmio,registered_memlock,ro,ioerr,pci,pci_iothread,memory}
 	OUT=${RIG_OUT:-/tmp}
 	[[ -c /dev/kvm ]] || { tap_not_ok "no /dev/kvm in the test host"; return 1; }
 	modprobe -d "$RIG_MODDIR" null_blk nr_devices=1 memory_backed=1 \
