@@ -44,6 +44,7 @@ wait_ready() {
 measure_case() {
 	local pin=$1 expect=$2 log=$OUT/pinned-$1.log pid rc=0 try
 	for try in 1 2; do
+		: >"$log"	# there before the first look for the marker
 		"$VMM" --kernel "$VMLINUZ" --initrd "$INITRD" --cpus 2 \
 			--mem "${RAM_MB}M" --disk "$NULLB,pin=$pin" \
 			--params "console=ttyS0 quiet gpin.sh=$(b64 "$GUEST_IDLE")" \
