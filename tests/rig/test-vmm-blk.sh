@@ -136,8 +136,8 @@ case_iothread() {
 
 # fio verify with pin=$1; for the gpin modes, the module's counters.
 case_verify() {
-	local pin=$1 extra=${2:-} log=$OUT/blk-verify-$1$extra.log line reqs fb
-	local calls
+	local pin=$1 extra=${2:-} log line reqs fb calls
+	log=$OUT/blk-verify-$pin$extra.log
 	if [[ $pin != kernel && ! -c /dev/gpin ]]; then
 		echo "# no /dev/gpin in the test host: skipping pin=$pin"
 		return 77
