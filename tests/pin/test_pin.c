@@ -188,6 +188,40 @@ long long pins_held(void)
 }
 
 /*
+ * The system-wide count moves for a moment when anything pins (a reaped
+ * child's exit, the kernel's own direct I/O): a comparison waits up to
+ * 2 s for it to come to @want.  A pin released once too often, or never,
+ * stays off: it still shows.  Returns the last reading.
+ */
+long long pins_settle(long long want)
+{
+	long long v = pins_held();
+	int i;
+
+	for (i = 0; i < 100 && v >= 0 && v != want; i++) {
+		usleep(20000);
+		v = pins_held();
+	}
+	return v;
+}
+
+/* A baseline: two readings 50 ms apart that agree (1 s at most). */
+long long pins_steady(void)
+{
+	long long v = pins_held(), w;
+	int i;
+
+	for (i = 0; i < 20 && v >= 0; i++) {
+		usleep(50000);
+		w = pins_held();
+		if (w == v)
+			break;
+		v = w;
+	}
+	return v;
+}
+
+/*
  * Whether none of the @n pages at @buf is pinned any more, asked of the
  * kernel itself: fork() copies a page for the child when
  * page_maybe_dma_pinned() says it may be pinned (its reference count is

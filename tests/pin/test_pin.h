@@ -41,6 +41,9 @@ unsigned long set_param(const char *name, unsigned long value);
  * vm.stat_refresh: the pins held system-wide, -1 when not readable exactly.
  */
 long long pins_held(void);
+/* pins_held() once it equals @want, or after 2 s; a steady baseline. */
+long long pins_settle(long long want);
+long long pins_steady(void);
 /* Whether no page of @n at @buf is pinned (fork shares them all). */
 bool pages_unpinned(const void *buf, size_t n);
 

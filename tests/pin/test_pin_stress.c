@@ -249,7 +249,7 @@ static void stress_run(struct stress *s, int nsub, int nreap, double seconds)
  */
 static void check_released(char *buf, long long before)
 {
-	long long held = before >= 0 ? pins_held() : -1;
+	long long held = before >= 0 ? pins_settle(before) : -1;
 	struct gpin_stats st;
 	uint32_t h;
 
@@ -273,7 +273,7 @@ static void check_released(char *buf, long long before)
 /* pins_held(), or -1 with a note that the balance cannot be checked. */
 static long long pins_before(void)
 {
-	long long before = pins_held();
+	long long before = pins_steady();
 
 	if (before < 0)
 		fprintf(stderr, "# vm.stat_refresh not writable: FOLL_PIN balance not checked\n");
@@ -420,7 +420,7 @@ START_TEST(test_stress_lifecycle)
 	enum dio_target target = _i / L_COUNT;
 	enum lifecycle how = _i % L_COUNT;
 	unsigned long long left;
-	long long before;
+	long long before, held;
 	int fd, mode, status;
 	pid_t pid;
 
@@ -451,10 +451,10 @@ START_TEST(test_stress_lifecycle)
 	left = wait_unpinned();
 	ck_assert_msg(left == 0, "%s on %s: %llu pages still pinned",
 		      lifecycle_names[how], dio_target_names[target], left);
-	if (before >= 0)
-		ck_assert_msg(pins_held() == before,
-			      "FOLL_PIN pins acquired - released: %lld, was %lld",
-			      pins_held(), before);
+	held = before >= 0 ? pins_settle(before) : -1;
+	ck_assert_msg(held == before,
+		      "FOLL_PIN pins acquired - released: %lld, was %lld",
+		      held, before);
 }
 END_TEST
 
