@@ -176,11 +176,13 @@ static struct gpin_dio_req *gpin_dio_req_alloc(struct gpin_file *gf)
 }
 
 /*
- * The request's ranges, bio_vecs and page pointers: in the request when
- * they fit, else allocated.  -ENOMEM, or 0.
+ * The request's ranges, bio_vecs and, when it pins (@pin), page pointers:
+ * in the request when they fit, else allocated.  A GPIN_DIO_PINNED
+ * request's ranges point into its handles' page arrays: no array of its
+ * own.  -ENOMEM, or 0.
  */
 static int gpin_dio_alloc_arrays(struct gpin_dio_req *req, unsigned int nb,
-				 unsigned long npages)
+				 unsigned long npages, bool pin)
 {
 	req->ranges = req->inline_ranges;
 	if (nb > GPIN_DIO_INLINE_SEGS)
@@ -191,8 +193,10 @@ static int gpin_dio_alloc_arrays(struct gpin_dio_req *req, unsigned int nb,
 	if (npages > GPIN_DIO_INLINE_PAGES) {
 		req->bvec = kvmalloc_array(npages, sizeof(*req->bvec),
 					   GFP_KERNEL_ACCOUNT);
-		req->pages = kvmalloc_array(npages, sizeof(*req->pages),
-					    GFP_KERNEL_ACCOUNT);
+		if (pin)
+			req->pages = kvmalloc_array(npages,
+						    sizeof(*req->pages),
+						    GFP_KERNEL_ACCOUNT);
 	}
 	return req->ranges && req->bvec && req->pages ? 0 : -ENOMEM;
 }
@@ -603,7 +607,7 @@ static int gpin_dio_prep(struct gpin_dio_req *req, const struct gpin_dio *d)
 			goto out;
 		req->npages = npages;
 	}
-	ret = gpin_dio_alloc_arrays(req, nb, npages);
+	ret = gpin_dio_alloc_arrays(req, nb, npages, !pfile);
 	if (!ret)
 		ret = gpin_dio_take_pages(req, d, iov,
 					  pfile ? pfile->private_data : NULL);
