@@ -187,6 +187,22 @@ long long pins_held(void)
 	return acquired - released;
 }
 
+/* VmPin of /proc/self/status, in KiB: the process's pinned_vm. */
+long vm_pin_kib(void)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	ck_assert_msg(kib >= 0, "no VmPin in /proc/self/status");
+	return kib;
+}
+
 /*
  * The system-wide count moves for a moment when anything pins (a reaped
  * child's exit, the kernel's own direct I/O): a comparison waits up to

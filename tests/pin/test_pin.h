@@ -41,6 +41,8 @@ unsigned long set_param(const char *name, unsigned long value);
  * vm.stat_refresh: the pins held system-wide, -1 when not readable exactly.
  */
 long long pins_held(void);
+/* VmPin of /proc/self/status in KiB: the process's pinned_vm. */
+long vm_pin_kib(void);
 /* pins_held() once it equals @want, or after 2 s; a steady baseline. */
 long long pins_settle(long long want);
 long long pins_steady(void);

@@ -279,22 +279,6 @@ static void drop_cap(int cap)
 	ck_assert_int_eq(syscall(SYS_capset, &hdr, data), 0);
 }
 
-/* VmPin of /proc/self/status, in KiB: the process's pinned_vm. */
-static long vm_pin_kib(void)
-{
-	char line[128];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	ck_assert_msg(kib >= 0, "no VmPin in /proc/self/status");
-	return kib;
-}
-
 /*
  * PIN handles are long-term pins charged to the process's pinned_vm
  * (VmPin) against RLIMIT_MEMLOCK, as RDMA charges registered memory, for
