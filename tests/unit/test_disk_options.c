@@ -130,18 +130,24 @@ START_TEST(test_disk_pin_words)
 }
 END_TEST
 
+/* Two disks: the first left to the default, the second @pin by a route. */
+static void two_disks(struct vm_config *cfg, enum disk_pin pin)
+{
+	vm_config__init(cfg);
+	cfg->ndisks = 2;
+	disk_config__init(&cfg->disks[0]);
+	disk_config__init(&cfg->disks[1]);
+	cfg->disks[1].pin = pin;
+	cfg->disks[1].pin_from = CONFIG_FROM_ROUTE;
+}
+
 /* The default pin= is settled once, before anything prints it. */
 START_TEST(test_default_pin_resolved_once)
 {
 	struct vm_config cfg;
 	bool gpin = access("/dev/gpin", F_OK) == 0;
 
-	vm_config__init(&cfg);
-	cfg.ndisks = 2;
-	disk_config__init(&cfg.disks[0]);
-	disk_config__init(&cfg.disks[1]);
-	cfg.disks[1].pin = DISK_PIN_LOCKED;
-	cfg.disks[1].pin_from = CONFIG_FROM_ROUTE;
+	two_disks(&cfg, DISK_PIN_LOCKED);
 	ck_assert(!vm_config__registers_ram(&cfg));
 	vm_config__resolve(&cfg);
 	if (!gpin) {
@@ -165,12 +171,7 @@ START_TEST(test_registered_pin_stays)
 {
 	struct vm_config cfg;
 
-	vm_config__init(&cfg);
-	cfg.ndisks = 2;
-	disk_config__init(&cfg.disks[0]);
-	disk_config__init(&cfg.disks[1]);
-	cfg.disks[1].pin = DISK_PIN_REGISTERED;
-	cfg.disks[1].pin_from = CONFIG_FROM_ROUTE;
+	two_disks(&cfg, DISK_PIN_REGISTERED);
 	ck_assert(vm_config__registers_ram(&cfg));
 	vm_config__resolve(&cfg);
 	ck_assert_int_ne(cfg.disks[0].pin, DISK_PIN_REGISTERED);

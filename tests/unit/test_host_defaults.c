@@ -248,10 +248,12 @@ START_TEST(test_registered_routes)
 }
 END_TEST
 
-/* --print-config names the source of each disk setting. */
-START_TEST(test_print)
+/*
+ * --print-config's text for command line @argv (@argc words) with the
+ * host file /etc/gpin/vmm.conf holding @conf; the caller frees it.
+ */
+static char *print_with_file(int argc, char **argv, const char *conf)
 {
-	char *argv[] = { "gpin-vmm", "-k", "bz", "-d", "a,service=vcpu", NULL };
 	char *text = NULL;
 	struct host_defaults h;
 	struct vm_options o;
@@ -259,14 +261,23 @@ START_TEST(test_print)
 	size_t len = 0;
 	FILE *out;
 
-	ck_assert_int_eq(options__parse(&o, 5, argv, err, sizeof(err)), 0);
-	ck_assert_int_eq(parse(&h, "\npin = fast\n", err), 0);
+	ck_assert_int_eq(options__parse(&o, argc, argv, err, sizeof(err)), 0);
+	ck_assert_int_eq(parse(&h, conf, err), 0);
 	strcpy(h.path, "/etc/gpin/vmm.conf");
 	h.found = true;
 	host_defaults__apply(&h, &o.vm);
 	out = open_memstream(&text, &len);
 	config__print(out, &o.vm, &h, NULL);
 	fclose(out);
+	return text;
+}
+
+/* --print-config names the source of each disk setting. */
+START_TEST(test_print)
+{
+	char *argv[] = { "gpin-vmm", "-k", "bz", "-d", "a,service=vcpu", NULL };
+	char *text = print_with_file(5, argv, "\npin = fast\n");
+
 	ck_assert_msg(strstr(text, "host defaults: /etc/gpin/vmm.conf, "
 			     "pin=fast (line 2)\n"), "%s", text);
 	ck_assert_msg(strstr(text, "disk blk0: a, queues=one per vCPU, "
@@ -283,22 +294,8 @@ START_TEST(test_print_registered)
 {
 	char *argv[] = { "gpin-vmm", "-k", "bz", "-d", "a,pin=registered",
 			 "-d", "b", NULL };
-	char *text = NULL;
-	struct host_defaults h;
-	struct vm_options o;
-	char err[256];
-	size_t len = 0;
-	FILE *out;
+	char *text = print_with_file(7, argv, "pin = registered\n");
 
-	ck_assert_int_eq(options__parse(&o, 7, argv, err, sizeof(err)), 0);
-	ck_assert_int_eq(parse(&h, "pin = registered\n", err), 0);
-	strcpy(h.path, "/etc/gpin/vmm.conf");
-	h.found = true;
-	host_defaults__apply(&h, &o.vm);
-	vm_config__resolve(&o.vm);
-	out = open_memstream(&text, &len);
-	config__print(out, &o.vm, &h, NULL);
-	fclose(out);
 	ck_assert_msg(strstr(text, "host defaults: /etc/gpin/vmm.conf, "
 			     "pin=registered (line 1)\n"), "%s", text);
 	ck_assert_msg(strstr(text, "disk blk0: a, queues=one per vCPU, "
